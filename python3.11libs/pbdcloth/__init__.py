@@ -1,0 +1,26 @@
+"""pbdcloth: position-based cloth (PBD and XPBD) and spring-bone simulation.
+
+The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
+"""
+
+from .colliders import Capsule, Collider, Plane, Sphere
+from .mesh import ClothMesh, MeshError
+from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
+from .solver import ClothSolver, SolverInputError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CLOTH_SETTINGS",
+    "Capsule",
+    "ClothMesh",
+    "ClothSettings",
+    "ClothSolver",
+    "Collider",
+    "MeshError",
+    "Plane",
+    "SettingsError",
+    "SolverInputError",
+    "Sphere",
+    "__version__",
+]

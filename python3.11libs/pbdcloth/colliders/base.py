@@ -1,0 +1,71 @@
+"""The collider interface every obstacle implements, and the contact response they share.
+
+A collider is queried in bulk: signed distances and outward normals of many points at once, at a
+time ``alpha`` in [0, 1] inside the current frame (0 = the pose at the start of the frame, 1 = the
+pose set for its end with ``move_to``). The solver calls :meth:`Collider.end_frame` after each
+frame so the end pose becomes the next frame's start pose.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+from numpy.typing import NDArray
+
+F = NDArray[np.float64]
+
+
+class Collider(ABC):
+    """An obstacle described by a signed distance: negative inside, positive outside [m]."""
+
+    @abstractmethod
+    def query(self, points: F, alpha: float = 1.0) -> tuple[F, F]:
+        """Signed distance (M,) [m] and unit outward normal (M, 3) at ``points`` (M, 3).
+
+        ``alpha`` in [0, 1] blends the pose from the start to the end of the current frame.
+        """
+
+    @abstractmethod
+    def displacement(self, points: F, alpha0: float, alpha1: float) -> F:
+        """How far the collider's surface near ``points`` moves from ``alpha0`` to ``alpha1`` [m].
+
+        Used for friction: slip is measured relative to the moving surface. Shape (M, 3).
+        """
+
+    @abstractmethod
+    def end_frame(self) -> None:
+        """Make the end-of-frame pose the start pose of the next frame."""
+
+    @property
+    def is_moving(self) -> bool:
+        """True while the start and end poses of the current frame differ."""
+        return False
+
+
+def lerp(a: F, b: F, t: float) -> F:
+    """Linear interpolation a + t (b - a), exact at t = 0 and t = 1."""
+    if t == 0.0:
+        return a
+    if t == 1.0:
+        return b
+    return a + t * (b - a)
+
+
+def as_point(value: object, what: str) -> F:
+    """A finite 3-vector, or a ValueError naming ``what``."""
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} must be three finite numbers, got {value!r}")
+    return arr.copy()
+
+
+def as_length(value: object, what: str, allow_zero: bool = False) -> float:
+    """A finite positive length, or a ValueError naming ``what``."""
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if not np.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
+        raise ValueError(f"{what} must be a positive length, got {value!r}")
+    return x

@@ -1,0 +1,187 @@
+"""Cloth mesh input: validation and triangulation.
+
+A :class:`ClothMesh` is the validated, triangulated input of every simulation: particle rest
+positions (N, 3) in metres and triangles (T, 3) of point indices. Polygons with more than three
+corners are fan-triangulated from their first corner (exact for convex polygons, which is what
+cloth meshes from Houdini's Remesh/Grid are).
+
+Bad input raises a :class:`MeshError` (a ``ValueError``) whose message names the problem and the
+offending indices, never a traceback from inside numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+IndexArray = NDArray[np.int64]
+
+#: A triangle whose area is below this fraction of its longest edge squared is "zero-area".
+DEGENERATE_AREA_RATIO = 1e-12
+
+_MAX_LISTED = 8
+
+
+class MeshError(ValueError):
+    """The cloth mesh is unusable; the message names the problem and the offending indices."""
+
+
+def _listed(indices: Sequence[int] | NDArray[np.int64]) -> str:
+    values = [int(i) for i in list(indices)[:_MAX_LISTED]]
+    more = len(indices) - len(values)
+    return ", ".join(map(str, values)) + (f", ... ({more} more)" if more > 0 else "")
+
+
+def _as_positions(positions: ArrayLike) -> FloatArray:
+    try:
+        pos = np.array(positions, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise MeshError(f"positions must be an (N, 3) array of numbers: {exc}") from None
+    if pos.ndim != 2 or pos.shape[1] != 3:
+        raise MeshError(f"positions must have shape (N, 3), got {pos.shape}")
+    if pos.shape[0] == 0:
+        raise MeshError("empty mesh: no points")
+    bad = np.flatnonzero(~np.isfinite(pos).all(axis=1))
+    if bad.size:
+        raise MeshError(f"positions contain NaN or inf at point(s) {_listed(bad)}")
+    return pos
+
+
+def triangulate(faces: ArrayLike | Sequence[Sequence[int]]) -> IndexArray:
+    """Triangles (T, 3) from triangles, quads or n-gons.
+
+    ``faces`` is either a rectangular integer array (F, k) with k >= 3, or a sequence of point-index
+    sequences of any lengths >= 3. A polygon (v0, v1, ..., vk-1) becomes the fan
+    (v0, vi, vi+1) for i = 1 .. k-2, in face order, so the triangulation is deterministic.
+    """
+    if isinstance(faces, np.ndarray) and faces.ndim == 2 and faces.shape[1] >= 3:
+        return _fan_block(faces)
+    else:
+        try:
+            rows: list[NDArray[np.generic]] = [np.asarray(f) for f in faces]  # type: ignore[union-attr]
+        except TypeError:
+            raise MeshError("faces must be a sequence of point-index sequences") from None
+    if not rows:
+        raise MeshError("empty mesh: no faces")
+    tris: list[tuple[int, int, int]] = []
+    for number, face in enumerate(rows):
+        if face.ndim != 1:
+            raise MeshError(f"face {number} must be a flat list of point indices, got {face!r}")
+        if face.size < 3:
+            raise MeshError(
+                f"face {number} has {face.size} corner(s); a face needs at least 3 point indices"
+            )
+        if not np.issubdtype(face.dtype, np.integer):
+            if not (np.issubdtype(face.dtype, np.number) and np.all(np.isfinite(face))
+                    and np.all(face == np.round(face))):
+                raise MeshError(f"face {number} has indices that are not whole numbers: {face!r}")
+        corners = [int(i) for i in face]
+        tris.extend((corners[0], corners[i], corners[i + 1]) for i in range(1, len(corners) - 1))
+    return np.array(tris, dtype=np.int64).reshape(-1, 3)
+
+
+def _fan_block(block: NDArray[np.generic]) -> IndexArray:
+    """Fan-triangulate a rectangular (F, k) block of polygons in one operation."""
+    if block.shape[0] == 0:
+        raise MeshError("empty mesh: no faces")
+    if not np.issubdtype(block.dtype, np.integer):
+        values = np.asarray(block, dtype=np.float64)
+        bad = np.flatnonzero(~(np.isfinite(values) & (values == np.round(values))).all(axis=1))
+        if bad.size:
+            raise MeshError(f"face(s) {_listed(bad)} have indices that are not whole numbers")
+    faces = np.asarray(block, dtype=np.int64)
+    k = faces.shape[1]
+    fan = np.empty((faces.shape[0], k - 2, 3), dtype=np.int64)
+    fan[:, :, 0] = faces[:, :1]
+    fan[:, :, 1] = faces[:, 1:-1]
+    fan[:, :, 2] = faces[:, 2:]
+    return fan.reshape(-1, 3)
+
+
+def triangle_areas(positions: FloatArray, triangles: IndexArray) -> FloatArray:
+    """Area of each triangle, |(b - a) x (c - a)| / 2, shape (T,) [m^2]."""
+    a, b, c = (positions[triangles[:, k]] for k in range(3))
+    return 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+
+
+@dataclass(frozen=True)
+class ClothMesh:
+    """A validated triangle mesh.
+
+    Attributes:
+        positions: rest positions of the particles [m], shape (N, 3), float64.
+        triangles: point indices of each triangle, shape (T, 3), int64.
+    """
+
+    positions: FloatArray
+    triangles: IndexArray
+
+    @property
+    def point_count(self) -> int:
+        return int(self.positions.shape[0])
+
+    @property
+    def triangle_count(self) -> int:
+        return int(self.triangles.shape[0])
+
+    @classmethod
+    def from_arrays(
+        cls, positions: ArrayLike, faces: ArrayLike | Sequence[Sequence[int]]
+    ) -> "ClothMesh":
+        """Validate positions and faces and triangulate the faces.
+
+        Raises:
+            MeshError: empty mesh, NaN/inf positions, a face with fewer than three corners,
+                out-of-range or repeated indices in a face, zero-area triangles, or edges shared
+                by more than two triangles (non-manifold).
+        """
+        pos = _as_positions(positions)
+        tris = triangulate(faces)
+        n = pos.shape[0]
+
+        out_of_range = np.flatnonzero(((tris < 0) | (tris >= n)).any(axis=1))
+        if out_of_range.size:
+            t = int(out_of_range[0])
+            raise MeshError(
+                f"triangle(s) {_listed(out_of_range)} use point indices outside [0, {n - 1}] "
+                f"(triangle {t} is {tris[t].tolist()})"
+            )
+        repeated = np.flatnonzero(
+            (tris[:, 0] == tris[:, 1]) | (tris[:, 1] == tris[:, 2]) | (tris[:, 0] == tris[:, 2])
+        )
+        if repeated.size:
+            t = int(repeated[0])
+            raise MeshError(
+                f"triangle(s) {_listed(repeated)} repeat a point index "
+                f"(triangle {t} is {tris[t].tolist()})"
+            )
+
+        areas = triangle_areas(pos, tris)
+        a, b, c = (pos[tris[:, k]] for k in range(3))
+        longest_sq = np.maximum.reduce(
+            [((b - a) ** 2).sum(1), ((c - b) ** 2).sum(1), ((a - c) ** 2).sum(1)]
+        )
+        degenerate = np.flatnonzero(areas <= DEGENERATE_AREA_RATIO * longest_sq)
+        if degenerate.size:
+            raise MeshError(f"zero-area triangle(s) {_listed(degenerate)}")
+
+        _check_manifold(tris)
+        return cls(positions=pos, triangles=tris)
+
+
+def _check_manifold(triangles: IndexArray) -> None:
+    """Refuse edges shared by more than two triangles, naming the edges and the triangles."""
+    half = np.sort(triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    keys, inverse, counts = np.unique(half, axis=0, return_inverse=True, return_counts=True)
+    bad = np.flatnonzero(counts > 2)
+    if bad.size:
+        edge = keys[bad[0]]
+        owners = np.flatnonzero(inverse.reshape(-1) == bad[0]) // 3
+        raise MeshError(
+            f"non-manifold mesh: {bad.size} edge(s) are shared by more than two triangles, "
+            f"e.g. edge ({edge[0]}, {edge[1]}) by triangles {_listed(owners)}"
+        )

@@ -1,0 +1,287 @@
+"""The static simulation model: particles' masses, constraint families in colored order, tethers.
+
+Everything here is prepared once per cloth (and per pin set) and never changes while stepping;
+positions and velocities live in :class:`pbdcloth.state.ClothState`. Each constraint family stores
+its arrays already permuted into colored order, so color ``c`` is the contiguous slice
+``offsets[c]:offsets[c+1]`` of every array of the family.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .coloring import Coloring, color_constraints
+from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
+from .topology import Topology, build_topology
+
+
+@dataclass(frozen=True)
+class DistanceFamily:
+    """Distance constraints (stretch or shear) in colored order.
+
+    Attributes:
+        i, j: particle indices of each constraint, shape (M,).
+        rest: rest length [m], shape (M,).
+        wi, wj: inverse masses of the two particles [1/kg], shape (M,).
+        wi_frac, wj_frac: w_i / (w_i + w_j) and w_j / (w_i + w_j), 0 where both are pinned.
+        offsets: color boundaries, shape (C + 1,).
+        source: index of each constraint in the unpermuted family (topology order), shape (M,).
+    """
+
+    i: IndexArray
+    j: IndexArray
+    rest: FloatArray
+    wi: FloatArray
+    wj: FloatArray
+    wi_frac: FloatArray
+    wj_frac: FloatArray
+    offsets: IndexArray
+    source: IndexArray
+
+    @property
+    def count(self) -> int:
+        return int(self.i.shape[0])
+
+    @property
+    def color_count(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    def color_slices(self) -> list[slice]:
+        return [slice(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+
+@dataclass(frozen=True)
+class BendFamily:
+    """Dihedral bend constraints in colored order.
+
+    Attributes:
+        quads: (p1, p2, p3, p4) per hinge (shared edge p1-p2, wings p3, p4), shape (B, 4).
+        rest_angle: rest dihedral angle [rad], shape (B,).
+        w: inverse masses of the four particles [1/kg], shape (B, 4).
+        offsets: color boundaries, shape (C + 1,).
+        source: index of each hinge in topology order, shape (B,).
+    """
+
+    quads: IndexArray
+    rest_angle: FloatArray
+    w: FloatArray
+    offsets: IndexArray
+    source: IndexArray
+
+    @property
+    def count(self) -> int:
+        return int(self.quads.shape[0])
+
+    @property
+    def color_count(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    def color_slices(self) -> list[slice]:
+        return [slice(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+
+@dataclass(frozen=True)
+class Tethers:
+    """Long range attachments (Kim, Chentanez and Müller-Fischer 2012).
+
+    Each free particle reachable from a pin over mesh edges is tied to its nearest pin by geodesic
+    (shortest edge path) rest distance. No two tethers move the same particle (anchors are pinned),
+    so all tethers are projected at once.
+
+    Attributes:
+        particle: the tethered free particle, shape (K,).
+        anchor: its nearest pinned particle, shape (K,).
+        rest: geodesic rest distance over mesh edges [m], shape (K,).
+    """
+
+    particle: IndexArray
+    anchor: IndexArray
+    rest: FloatArray
+
+    @property
+    def count(self) -> int:
+        return int(self.particle.shape[0])
+
+
+@dataclass(frozen=True)
+class ClothModel:
+    """Static data of one cloth: mesh, topology, masses, pins, colored constraints, tethers.
+
+    Attributes:
+        mesh: the validated input mesh.
+        topology: edges, hinges and rest data.
+        mass: particle mass [kg] from the areal density, shape (N,).
+        inv_mass: 1 / mass, 0 for pinned particles [1/kg], shape (N,).
+        pinned: sorted indices of the pinned particles, shape (P,).
+        stretch, shear: distance constraint families.
+        bend: dihedral bend family.
+        tethers: long range attachments to the pins (empty without pins).
+    """
+
+    mesh: ClothMesh
+    topology: Topology
+    mass: FloatArray
+    inv_mass: FloatArray
+    pinned: IndexArray
+    stretch: DistanceFamily
+    shear: DistanceFamily
+    bend: BendFamily
+    tethers: Tethers
+
+    @property
+    def particle_count(self) -> int:
+        return self.mesh.point_count
+
+    def color_counts(self) -> dict[str, int]:
+        """Colors per constraint family."""
+        return {
+            "stretch": self.stretch.color_count,
+            "shear": self.shear.color_count,
+            "bend": self.bend.color_count,
+        }
+
+
+def _distance_family(
+    pairs: IndexArray, rest: FloatArray, inv_mass: FloatArray, coloring: Coloring
+) -> DistanceFamily:
+    order = coloring.order
+    i = np.ascontiguousarray(pairs[order, 0]).astype(np.intp)
+    j = np.ascontiguousarray(pairs[order, 1]).astype(np.intp)
+    wi, wj = inv_mass[i], inv_mass[j]
+    wsum = wi + wj
+    safe = np.where(wsum > 0.0, wsum, 1.0)
+    return DistanceFamily(
+        i=i, j=j, rest=np.ascontiguousarray(rest[order]), wi=wi, wj=wj,
+        wi_frac=np.where(wsum > 0.0, wi / safe, 0.0), wj_frac=np.where(wsum > 0.0, wj / safe, 0.0),
+        offsets=coloring.offsets, source=order,
+    )
+
+
+def validate_pins(pinned: object, particle_count: int) -> IndexArray:
+    """Sorted unique pin indices, or a MeshError naming the bad entries."""
+    if pinned is None:
+        return np.zeros(0, dtype=np.int64)
+    arr = np.asarray(pinned)
+    if arr.dtype == bool:
+        if arr.shape != (particle_count,):
+            raise MeshError(
+                f"a boolean pin mask must have one entry per point ({particle_count}), "
+                f"got shape {arr.shape}"
+            )
+        return np.flatnonzero(arr).astype(np.int64)
+    arr = arr.reshape(-1)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise MeshError(f"pinned must be point indices (integers), got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    bad = arr[(arr < 0) | (arr >= particle_count)]
+    if bad.size:
+        raise MeshError(
+            f"pinned point index(es) {bad[:8].tolist()} outside [0, {particle_count - 1}]"
+        )
+    return np.unique(arr)
+
+
+def geodesic_to_pins(
+    edges: IndexArray, lengths: FloatArray, pinned: IndexArray, particle_count: int
+) -> tuple[FloatArray, IndexArray]:
+    """Multi-source Dijkstra over mesh edges: distance to, and index of, the nearest pin.
+
+    Unreachable particles get distance ``inf`` and anchor ``-1``. Ties are broken by the lower
+    pin index, so the result is deterministic.
+    """
+    dist = np.full(particle_count, np.inf)
+    anchor = np.full(particle_count, -1, dtype=np.int64)
+    if pinned.size == 0:
+        return dist, anchor
+    # CSR adjacency.
+    both = np.concatenate([edges, edges[:, ::-1]])
+    wts = np.concatenate([lengths, lengths])
+    order = np.lexsort((both[:, 1], both[:, 0]))
+    nbr = both[order, 1].tolist()
+    wt = wts[order].tolist()
+    start = np.searchsorted(both[order, 0], np.arange(particle_count + 1)).tolist()
+    best = [float("inf")] * particle_count
+    src = [-1] * particle_count
+    heap: list[tuple[float, int, int]] = []
+    for p in pinned.tolist():
+        best[p] = 0.0
+        src[p] = p
+        heap.append((0.0, p, p))
+    heapq.heapify(heap)
+    done = [False] * particle_count
+    while heap:
+        d, s, u = heapq.heappop(heap)
+        if done[u]:
+            continue
+        done[u] = True
+        for k in range(start[u], start[u + 1]):
+            v = nbr[k]
+            nd = d + wt[k]
+            if nd < best[v] or (nd == best[v] and s < src[v]):
+                best[v] = nd
+                src[v] = s
+                heapq.heappush(heap, (nd, s, v))
+    dist[:] = best
+    anchor[:] = src
+    return dist, anchor
+
+
+def build_tethers(topology: Topology, pinned: IndexArray, particle_count: int) -> Tethers:
+    """Tie every free particle reachable from a pin to its nearest pin (geodesic rest distance)."""
+    dist, anchor = geodesic_to_pins(topology.edges, topology.edge_rest_length, pinned,
+                                    particle_count)
+    free = np.ones(particle_count, dtype=bool)
+    free[pinned] = False
+    tied = np.flatnonzero(free & (anchor >= 0))
+    return Tethers(particle=tied.astype(np.intp), anchor=anchor[tied].astype(np.intp),
+                   rest=dist[tied])
+
+
+def build_model(mesh: ClothMesh, pinned: object, density: float) -> ClothModel:
+    """Prepare the static model: topology, lumped masses, pins, colored families, tethers.
+
+    Mass is lumped: each triangle's mass (density x area) goes one third to each corner. A point
+    used by no triangle gets the mean particle mass so that it still falls under gravity.
+    """
+    topology = build_topology(mesh)
+    n = mesh.point_count
+    pins = validate_pins(pinned, n)
+    mass = density * topology.point_area
+    lonely = mass <= 0.0
+    if lonely.any():
+        mass[lonely] = mass[~lonely].mean() if (~lonely).any() else density
+    inv_mass = 1.0 / mass
+    inv_mass[pins] = 0.0
+
+    stretch = _distance_family(topology.edges, topology.edge_rest_length, inv_mass,
+                               color_constraints(topology.edges, n))
+    shear_pairs = topology.shear_pairs
+    shear = _distance_family(shear_pairs, topology.shear_rest_length, inv_mass,
+                             color_constraints(shear_pairs, n))
+    bend_col = color_constraints(topology.bend_quads, n)
+    quads = np.ascontiguousarray(topology.bend_quads[bend_col.order]).astype(np.intp)
+    bend = BendFamily(
+        quads=quads, rest_angle=np.ascontiguousarray(topology.bend_rest_angle[bend_col.order]),
+        w=inv_mass[quads], offsets=bend_col.offsets, source=bend_col.order,
+    )
+    return ClothModel(
+        mesh=mesh, topology=topology, mass=mass, inv_mass=inv_mass, pinned=pins,
+        stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
+    )
+
+
+def point_normals(positions: NDArray[np.float64], triangles: IndexArray) -> FloatArray:
+    """Area-weighted unit vertex normals, shape (N, 3); zero for points with no triangle."""
+    a, b, c = (positions[triangles[:, k]] for k in range(3))
+    fn = np.cross(b - a, c - a)
+    normals = np.zeros_like(positions)
+    for k in range(3):
+        np.add.at(normals, triangles[:, k], fn)
+    length = np.linalg.norm(normals, axis=1)
+    ok = length > 0.0
+    normals[ok] /= length[ok, None]
+    return normals

@@ -1,0 +1,371 @@
+"""Every user-facing cloth setting, declared once.
+
+Each field of :class:`ClothSettings` carries its declaration (default, range, unit, label, group,
+help) in its dataclass metadata. The command line, the HDA's parameters and the parameter reference
+in the docs are all generated from :data:`CLOTH_SETTINGS`, so adding a field here is the only step
+needed to expose a new setting everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Literal, Sequence
+
+Vec3 = tuple[float, float, float]
+
+KIND_FLOAT = "float"
+KIND_INT = "int"
+KIND_BOOL = "bool"
+KIND_VEC3 = "vec3"
+KIND_CHOICE = "choice"
+KIND_STRING = "string"
+
+
+class SettingsError(ValueError):
+    """A setting has a value outside its declared range or of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Declaration of one user-facing setting.
+
+    Attributes:
+        name: Python keyword and parameter name (``snake_case``).
+        kind: one of ``float``, ``int``, ``bool``, ``vec3``, ``choice``, ``string``.
+        default: default value.
+        minimum, maximum: inclusive range (``None`` = unbounded). For ``vec3`` the bound applies
+            to each component.
+        unit: SI unit as text (empty if dimensionless).
+        label: short human label, as shown in Houdini.
+        group: folder the parameter belongs to.
+        help: one or two sentences: what it does and how it is used.
+        choices: allowed values of a ``choice`` setting, with their labels.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    minimum: float | None
+    maximum: float | None
+    unit: str
+    label: str
+    group: str
+    help: str
+    choices: tuple[tuple[str, str], ...] = ()
+
+    def range_text(self) -> str:
+        """Human-readable range, e.g. ``[0, 1]`` or ``>= 0``."""
+        if self.kind == KIND_CHOICE:
+            return " | ".join(value for value, _ in self.choices)
+        if self.kind in (KIND_BOOL, KIND_STRING):
+            return ""
+        lo, hi = self.minimum, self.maximum
+        if lo is not None and hi is not None:
+            return f"[{_fmt(lo)}, {_fmt(hi)}]"
+        if lo is not None:
+            return f">= {_fmt(lo)}"
+        if hi is not None:
+            return f"<= {_fmt(hi)}"
+        return "any"
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` normalised to the setting's kind, or raise :class:`SettingsError`."""
+        where = f"setting '{self.name}'"
+        if self.kind == KIND_BOOL:
+            if isinstance(value, (bool, int)) and value in (0, 1, True, False):
+                return bool(value)
+            raise SettingsError(f"{where} must be true or false, got {value!r}")
+        if self.kind == KIND_STRING:
+            if not isinstance(value, str):
+                raise SettingsError(f"{where} must be text, got {value!r}")
+            return value
+        if self.kind == KIND_CHOICE:
+            allowed = [v for v, _ in self.choices]
+            if value not in allowed:
+                raise SettingsError(f"{where} must be one of {allowed}, got {value!r}")
+            return value
+        if self.kind == KIND_VEC3:
+            try:
+                vec = tuple(float(c) for c in value)
+            except (TypeError, ValueError):
+                raise SettingsError(f"{where} must be three numbers, got {value!r}") from None
+            if len(vec) != 3:
+                raise SettingsError(f"{where} must be three numbers, got {len(vec)}: {value!r}")
+            for c in vec:
+                self._check_number(c)
+            return vec
+        if self.kind == KIND_INT:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+                raise SettingsError(f"{where} must be a whole number, got {value!r}")
+            number: float = int(value)
+        else:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise SettingsError(f"{where} must be a number, got {value!r}")
+            number = float(value)
+        self._check_number(number)
+        return number
+
+    def _check_number(self, number: float) -> None:
+        where = f"setting '{self.name}'"
+        if not math.isfinite(number):
+            raise SettingsError(f"{where} must be finite, got {number!r}")
+        if (self.minimum is not None and number < self.minimum) or (
+            self.maximum is not None and number > self.maximum
+        ):
+            unit = f" {self.unit}" if self.unit else ""
+            raise SettingsError(
+                f"{where} = {number!r}{unit} is out of range {self.range_text()}: {self.help}"
+            )
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _declare(
+    default: Any,
+    *,
+    kind: str,
+    label: str,
+    group: str,
+    help: str,
+    unit: str = "",
+    minimum: float | None = None,
+    maximum: float | None = None,
+    choices: Sequence[tuple[str, str]] = (),
+) -> Any:
+    """A dataclass field whose metadata holds the declaration of one setting."""
+    meta = {
+        "kind": kind,
+        "label": label,
+        "group": group,
+        "help": help,
+        "unit": unit,
+        "minimum": minimum,
+        "maximum": maximum,
+        "choices": tuple(choices),
+    }
+    return field(default=default, metadata=meta)
+
+
+GROUP_SOLVER = "Solver"
+GROUP_MATERIAL = "Material"
+GROUP_FORCES = "Forces"
+GROUP_PINS = "Pins and tethers"
+GROUP_COLLISIONS = "Collisions"
+GROUP_SELF = "Self collision"
+
+ModelName = Literal["pbd", "xpbd"]
+BackendName = Literal["numpy", "warp", "auto"]
+
+
+@dataclass(frozen=True)
+class ClothSettings:
+    """Settings of a cloth simulation; every field is range-checked on construction.
+
+    Build one with keywords (``ClothSettings(substeps=20, model="xpbd")``) and derive variants with
+    :meth:`replace`. Out-of-range or ill-typed values raise :class:`SettingsError` naming the
+    setting, its value and its range.
+    """
+
+    # --- Solver -------------------------------------------------------------------------------
+    model: str = _declare(
+        "pbd", kind=KIND_CHOICE, label="Model", group=GROUP_SOLVER,
+        choices=(("pbd", "PBD (stiffness 0..1)"), ("xpbd", "XPBD (compliance, SI units)")),
+        help="pbd: Müller 2006 position based dynamics with stiffness in [0, 1]; "
+        "xpbd: Macklin 2016 extended PBD with compliance in SI units, independent of substeps "
+        "and iterations.",
+    )
+    substeps: int = _declare(
+        10, kind=KIND_INT, label="Substeps", group=GROUP_SOLVER, minimum=1, maximum=1000,
+        help="Substeps per frame. More substeps stiffen the cloth and make collisions safer; "
+        "cost grows linearly.",
+    )
+    iterations: int = _declare(
+        1, kind=KIND_INT, label="Constraint Iterations", group=GROUP_SOLVER, minimum=1,
+        maximum=1000,
+        help="Gauss-Seidel passes over all constraints per substep. With XPBD one pass per "
+        "substep ('small steps') is usually best.",
+    )
+    backend: str = _declare(
+        "numpy", kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
+        choices=(("numpy", "NumPy"), ("warp", "NVIDIA Warp"), ("auto", "Fastest available")),
+        help="numpy: the reference, runs everywhere; warp: Warp kernels on the CPU or a CUDA "
+        "GPU; auto: warp when importable, else numpy.",
+    )
+    device: str = _declare(
+        "", kind=KIND_STRING, label="Device", group=GROUP_SOLVER,
+        help="Warp device ('cpu', 'cuda', 'cuda:1'); empty = CUDA when present, else the CPU. "
+        "Ignored by the numpy backend.",
+    )
+
+    # --- Material -----------------------------------------------------------------------------
+    density: float = _declare(
+        0.15, kind=KIND_FLOAT, label="Density", group=GROUP_MATERIAL, unit="kg/m^2",
+        minimum=1e-6, maximum=1e3,
+        help="Areal density of the fabric; each triangle's mass is split equally between its "
+        "three corners. Cotton shirting is about 0.15 kg/m^2.",
+    )
+    stretch_stiffness: float = _declare(
+        1.0, kind=KIND_FLOAT, label="Stretch Stiffness", group=GROUP_MATERIAL, minimum=0.0,
+        maximum=1.0,
+        help="PBD only: stiffness of the mesh edges, 0 (none) to 1 (rigid), made independent "
+        "of the iteration count by k' = 1 - (1 - k)^(1/iterations).",
+    )
+    shear_stiffness: float = _declare(
+        1.0, kind=KIND_FLOAT, label="Shear Stiffness", group=GROUP_MATERIAL, minimum=0.0,
+        maximum=1.0,
+        help="PBD only: stiffness of the distance between the wing vertices of each pair of "
+        "adjacent triangles, 0 to 1.",
+    )
+    bend_stiffness: float = _declare(
+        0.1, kind=KIND_FLOAT, label="Bend Stiffness", group=GROUP_MATERIAL, minimum=0.0,
+        maximum=1.0,
+        help="PBD only: stiffness of the dihedral angle across each interior edge, 0 (drapes "
+        "freely) to 1 (keeps its rest shape).",
+    )
+    stretch_compliance: float = _declare(
+        1e-6, kind=KIND_FLOAT, label="Stretch Compliance", group=GROUP_MATERIAL, unit="m/N",
+        minimum=0.0, maximum=1e3,
+        help="XPBD only: inverse stiffness of each edge as a spring, in metres per newton; "
+        "0 = inextensible.",
+    )
+    shear_compliance: float = _declare(
+        1e-5, kind=KIND_FLOAT, label="Shear Compliance", group=GROUP_MATERIAL, unit="m/N",
+        minimum=0.0, maximum=1e3,
+        help="XPBD only: inverse stiffness of the wing-to-wing distances, in metres per newton; "
+        "0 = rigid.",
+    )
+    bend_compliance: float = _declare(
+        10.0, kind=KIND_FLOAT, label="Bend Compliance", group=GROUP_MATERIAL, unit="1/(N m)",
+        minimum=0.0, maximum=1e9,
+        help="XPBD only: inverse stiffness of each hinge, in radians per newton-metre of "
+        "moment (1/(N m)); 0 = keeps its rest angle rigidly.",
+    )
+    constraint_damping: float = _declare(
+        0.0, kind=KIND_FLOAT, label="Constraint Damping", group=GROUP_MATERIAL, unit="s",
+        minimum=0.0, maximum=10.0,
+        help="XPBD only: Rayleigh-style damping of the constraints (Macklin 2016, eq. 26), "
+        "in seconds; damps stretch and bend oscillation without slowing rigid motion.",
+    )
+    damping: float = _declare(
+        0.0, kind=KIND_FLOAT, label="Velocity Damping", group=GROUP_MATERIAL, unit="1/s",
+        minimum=0.0, maximum=1e3,
+        help="Velocity damping rate: v *= exp(-damping * h) each substep of length h. "
+        "0 = none (free fall is exact).",
+    )
+
+    # --- Forces -------------------------------------------------------------------------------
+    gravity: Vec3 = _declare(
+        (0.0, -9.81, 0.0), kind=KIND_VEC3, label="Gravity", group=GROUP_FORCES, unit="m/s^2",
+        help="Acceleration of gravity applied to every free particle.",
+    )
+    wind: Vec3 = _declare(
+        (0.0, 0.0, 0.0), kind=KIND_VEC3, label="Wind", group=GROUP_FORCES, unit="m/s^2",
+        help="Wind load: a particle whose surface faces the wind gets the acceleration "
+        "(wind . n) n along its vertex normal n; cloth edge-on to the wind gets none.",
+    )
+
+    # --- Pins and tethers ---------------------------------------------------------------------
+    tethers: bool = _declare(
+        False, kind=KIND_BOOL, label="Tethers", group=GROUP_PINS,
+        help="Long range attachments (Kim 2012): keep each free particle no farther from its "
+        "nearest pin (geodesic over mesh edges) than its rest distance times the slack.",
+    )
+    tether_slack: float = _declare(
+        1.0, kind=KIND_FLOAT, label="Tether Slack", group=GROUP_PINS, minimum=1.0, maximum=10.0,
+        help="Factor on the tethers' rest distances: 1 allows no stretch along the tether, "
+        "1.05 allows 5%.",
+    )
+
+    # --- Collisions ---------------------------------------------------------------------------
+    thickness: float = _declare(
+        0.01, kind=KIND_FLOAT, label="Thickness", group=GROUP_COLLISIONS, unit="m",
+        minimum=0.0, maximum=10.0,
+        help="Distance the cloth keeps from colliders' surfaces.",
+    )
+    friction: float = _declare(
+        0.3, kind=KIND_FLOAT, label="Friction", group=GROUP_COLLISIONS, minimum=0.0,
+        maximum=10.0,
+        help="Kinetic (Coulomb) friction coefficient against colliders; 0 = frictionless.",
+    )
+    static_friction: float = _declare(
+        0.0, kind=KIND_FLOAT, label="Static Friction", group=GROUP_COLLISIONS, minimum=0.0,
+        maximum=10.0,
+        help="Static friction coefficient: a contact sticks while its tangential slip is below "
+        "static_friction times the penetration depth (Macklin 2014). The effective value is "
+        "max(static_friction, friction).",
+    )
+    restitution: float = _declare(
+        0.0, kind=KIND_FLOAT, label="Restitution", group=GROUP_COLLISIONS, minimum=0.0,
+        maximum=1.0,
+        help="Bounciness of collisions: 0 stops the normal velocity, 1 reverses it fully.",
+    )
+
+    def __post_init__(self) -> None:
+        for decl in CLOTH_SETTINGS:
+            value = decl.validate(getattr(self, decl.name))
+            object.__setattr__(self, decl.name, value)
+
+    def replace(self, **changes: Any) -> "ClothSettings":
+        """A copy with some settings changed (validated)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``{name: value}`` of every setting (vectors as lists), JSON-safe."""
+        return {
+            d.name: list(v) if isinstance(v := getattr(self, d.name), tuple) else v
+            for d in CLOTH_SETTINGS
+        }
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "ClothSettings":
+        """Build from a mapping, refusing unknown names (typos) with the list of valid ones."""
+        unknown = sorted(set(values) - {d.name for d in CLOTH_SETTINGS})
+        if unknown:
+            raise SettingsError(
+                f"unknown setting(s) {unknown}; valid names: {[d.name for d in CLOTH_SETTINGS]}"
+            )
+        return cls(**values)
+
+    # Derived quantities ---------------------------------------------------------------------
+    @property
+    def mu_static(self) -> float:
+        """Effective static friction coefficient max(static_friction, friction)."""
+        return max(self.static_friction, self.friction)
+
+
+def _declarations(cls: type) -> tuple[Setting, ...]:
+    decls = []
+    for f in dataclasses.fields(cls):
+        m = f.metadata
+        decls.append(
+            Setting(
+                name=f.name, kind=m["kind"], default=f.default, minimum=m["minimum"],
+                maximum=m["maximum"], unit=m["unit"], label=m["label"], group=m["group"],
+                help=m["help"], choices=m["choices"],
+            )
+        )
+    return tuple(decls)
+
+
+CLOTH_SETTINGS: tuple[Setting, ...] = _declarations(ClothSettings)
+"""The declaration of every cloth setting, in display order."""
+
+
+def setting(name: str) -> Setting:
+    """The declaration of one cloth setting by name."""
+    for decl in CLOTH_SETTINGS:
+        if decl.name == name:
+            return decl
+    raise KeyError(name)
+
+
+def groups() -> Iterator[tuple[str, list[Setting]]]:
+    """Settings grouped by folder, in declaration order."""
+    seen: dict[str, list[Setting]] = {}
+    for decl in CLOTH_SETTINGS:
+        seen.setdefault(decl.group, []).append(decl)
+    yield from seen.items()

@@ -1,0 +1,117 @@
+"""Mesh topology and rest data: edges, bend quads, shear pairs, areas and lumped masses.
+
+Everything is computed once, in whole-array operations, from a :class:`~pbdcloth.mesh.ClothMesh`.
+Array names follow the seed's Houdini detail attributes where one exists (``stretch_edge_v0``,
+``rest_lengths``, ``bend_shared_edge_v0``, ...), see :meth:`Topology.detail_arrays`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .constraints.bend import dihedral_angle
+from .mesh import ClothMesh, FloatArray, IndexArray, triangle_areas
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Static connectivity and rest data of a cloth mesh (struct of arrays).
+
+    Attributes:
+        triangles: point indices per triangle, shape (T, 3).
+        edges: unique undirected edges (i < j), sorted, shape (E, 2).
+        edge_rest_length: rest length of each edge [m], shape (E,).
+        bend_quads: (p1, p2, p3, p4) per interior manifold edge: shared edge p1 < p2, wing p3 in
+            the lower-numbered triangle, wing p4 in the other, shape (B, 4).
+        bend_rest_angle: signed rest dihedral angle [rad], 0 = flat, shape (B,).
+        shear_rest_length: rest distance between the wings p3 and p4 [m], shape (B,).
+        triangle_area: rest area of each triangle [m^2], shape (T,).
+        point_area: one third of the area of each triangle lumped on its corners [m^2], shape (N,).
+        boundary_edges: edges used by one triangle only, shape (K, 2).
+    """
+
+    triangles: IndexArray
+    edges: IndexArray
+    edge_rest_length: FloatArray
+    bend_quads: IndexArray
+    bend_rest_angle: FloatArray
+    shear_rest_length: FloatArray
+    triangle_area: FloatArray
+    point_area: FloatArray
+    boundary_edges: IndexArray
+
+    @property
+    def shear_pairs(self) -> IndexArray:
+        """Wing vertex pairs (p3, p4) of each bend quad, shape (B, 2)."""
+        return self.bend_quads[:, 2:4]
+
+    def detail_arrays(self) -> dict[str, NDArray[np.generic]]:
+        """Flat arrays under the names of the seed's Houdini detail attributes."""
+        q = self.bend_quads
+        return {
+            "stretch_edge_v0": self.edges[:, 0],
+            "stretch_edge_v1": self.edges[:, 1],
+            "rest_lengths": self.edge_rest_length,
+            "bend_shared_edge_v0": q[:, 0],
+            "bend_shared_edge_v1": q[:, 1],
+            "bend_non_shared_edge_v0": q[:, 2],
+            "bend_non_shared_edge_v1": q[:, 3],
+            "rest_angles": self.bend_rest_angle,
+            "shear_lengths": self.shear_rest_length,
+            "triangles": self.triangles.reshape(-1),
+        }
+
+
+def build_topology(mesh: ClothMesh) -> Topology:
+    """Edges, bend quads, shear pairs and rest data of a validated mesh.
+
+    Interior edges shared by exactly two triangles get a bend quad and a shear pair; boundary
+    edges get neither. (Non-manifold edges are refused by :class:`ClothMesh`.)
+    """
+    pos, tris = mesh.positions, mesh.triangles
+    t_count = tris.shape[0]
+    # Half-edges (a, b) with the opposite corner c, for every triangle corner.
+    a = tris[:, [0, 1, 2]].reshape(-1)
+    b = tris[:, [1, 2, 0]].reshape(-1)
+    c = tris[:, [2, 0, 1]].reshape(-1)
+    tri_of = np.repeat(np.arange(t_count, dtype=np.int64), 3)
+    lo = np.minimum(a, b)
+    hi = np.maximum(a, b)
+    n = np.int64(pos.shape[0])
+    key = lo * n + hi
+    order = np.lexsort((tri_of, key))  # by edge, then by triangle: deterministic
+    key_s = key[order]
+    first = np.ones(key_s.shape[0], dtype=bool)
+    first[1:] = key_s[1:] != key_s[:-1]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, key_s.shape[0]))
+
+    edges = np.stack([lo[order][starts], hi[order][starts]], axis=1)
+    edge_rest_length = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)
+    boundary_edges = edges[counts == 1]
+
+    interior = starts[counts == 2]
+    h0 = order[interior]
+    h1 = order[interior + 1]
+    quads = np.stack([lo[h0], hi[h0], c[h0], c[h1]], axis=1)
+    x1, x2, x3, x4 = (pos[quads[:, k]].T for k in range(4))
+    rest_angle = dihedral_angle(x1, x2, x3, x4)
+    shear_len = np.linalg.norm(pos[quads[:, 2]] - pos[quads[:, 3]], axis=1)
+
+    area = triangle_areas(pos, tris)
+    point_area = np.zeros(pos.shape[0])
+    np.add.at(point_area, tris.reshape(-1), np.repeat(area / 3.0, 3))
+    return Topology(
+        triangles=tris,
+        edges=edges,
+        edge_rest_length=edge_rest_length,
+        bend_quads=quads,
+        bend_rest_angle=rest_angle,
+        shear_rest_length=shear_len,
+        triangle_area=area,
+        point_area=point_area,
+        boundary_edges=boundary_edges,
+    )
