@@ -3,6 +3,7 @@
 The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
 """
 
+from .body import Body, body_colliders
 from .colliders import Capsule, Collider, Plane, Sphere
 from .mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
@@ -11,6 +12,7 @@ from .solver import ClothSolver, SolverInputError
 __version__ = "0.1.0"
 
 __all__ = [
+    "Body",
     "CLOTH_SETTINGS",
     "Capsule",
     "ClothMesh",
@@ -23,4 +25,5 @@ __all__ = [
     "SolverInputError",
     "Sphere",
     "__version__",
+    "body_colliders",
 ]

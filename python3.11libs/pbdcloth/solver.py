@@ -145,6 +145,10 @@ class ClothSolver:
     def backend_name(self) -> str:
         return self._backend.name
 
+    def use_backend(self, backend: Backend) -> None:
+        """Step with a backend object built for this solver's model (e.g. the reference loop)."""
+        self._backend = backend
+
     # --- state -------------------------------------------------------------------------------
     @property
     def positions(self) -> F:

@@ -1,0 +1,157 @@
+"""A plain per-constraint loop of the same method: the yardstick for tests and benchmarks.
+
+This is the seed's way of writing the solver (a Python loop over constraints, numpy 3-vectors per
+constraint), visiting constraints in the same colored order as the vectorized backends. Since the
+constraints of one color share no particle, a sequential sweep in that order equals the colored
+vectorized solve; the tests check that to 1e-12. It is far too slow for real use.
+
+The formulas are written out here independently of :mod:`pbdcloth.constraints`, from the papers
+(Müller 2006 eq. 10-11 for distances; the dihedral angle and its gradient after Bridson 2003;
+Macklin 2016 eq. 18 for XPBD).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..colliders.base import Collider
+from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
+from ..model import ClothModel
+from ..settings import ClothSettings
+from .numpy_backend import FrameStats, pbd_stiffness
+
+F = NDArray[np.float64]
+
+
+def _hinge_angle_gradient(x1: F, x2: F, x3: F, x4: F) -> tuple[float, list[F]] | None:
+    e = x2 - x1
+    a = x3 - x1
+    b = x4 - x1
+    n1 = np.cross(e, a)
+    n2 = np.cross(b, e)
+    n1sq = float(n1 @ n1)
+    n2sq = float(n2 @ n2)
+    elen = math.sqrt(float(e @ e))
+    if n1sq <= 1e-30 or n2sq <= 1e-30 or elen == 0.0:
+        return None
+    theta = math.atan2(-float(n1 @ b) * elen, float(n1 @ n2))
+    m1 = n1 / n1sq
+    m2 = n2 / n2sq
+    g3 = -elen * m1
+    g4 = -elen * m2
+    g2 = (float(a @ e) / elen) * m1 + (float(b @ e) / elen) * m2
+    g1 = -(g2 + g3 + g4)
+    return theta, [g1, g2, g3, g4]
+
+
+def _wrap(angle: float) -> float:
+    return math.pi - math.fmod(math.pi - angle, 2.0 * math.pi) if abs(angle) > math.pi else angle
+
+
+class ReferenceBackend:
+    """Per-constraint loop backend (slow). Same interface as the numpy backend."""
+
+    name = "reference"
+
+    def __init__(self, model: ClothModel) -> None:
+        self.model = model
+        self.contacts = ContactBuffer(model.particle_count)
+
+    def step(
+        self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
+        colliders: Sequence[Collider],
+    ) -> tuple[F, F, FrameStats]:
+        model = self.model
+        n_sub = settings.substeps
+        h = dt / n_sub
+        X = x.copy()
+        V = v.copy()
+        w = model.inv_mass
+        free = w > 0.0
+        g = np.asarray(settings.gravity)
+        decay = math.exp(-settings.damping * h)
+        xpbd = settings.model == "xpbd"
+        rest_speed = 2.0 * float(np.linalg.norm(g)) * h
+        if any(c != 0.0 for c in settings.wind):
+            raise NotImplementedError("the reference loop has no wind")
+        for s in range(n_sub):
+            a0, a1 = s / n_sub, (s + 1) / n_sub
+            V[free] += h * g
+            V *= decay
+            P = X + h * V
+            if model.pinned.size:
+                P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end
+            V_pred = V.copy()
+            self.contacts.clear()
+            lams = {"stretch": np.zeros(model.stretch.count), "shear": np.zeros(model.shear.count),
+                    "bend": np.zeros(model.bend.count)}
+            for _ in range(settings.iterations):
+                for name, fam, k, alpha in (
+                    ("stretch", model.stretch, settings.stretch_stiffness,
+                     settings.stretch_compliance),
+                    ("shear", model.shear, settings.shear_stiffness, settings.shear_compliance),
+                ):
+                    kk = pbd_stiffness(k, settings.iterations)
+                    at = alpha / (h * h)
+                    lam = lams[name]
+                    for c in range(fam.count):
+                        i, j = int(fam.i[c]), int(fam.j[c])
+                        wi, wj = w[i], w[j]
+                        d = P[i] - P[j]
+                        length = float(np.linalg.norm(d))
+                        if length < 1e-12 or wi + wj == 0.0:
+                            continue
+                        n = d / length
+                        cval = length - fam.rest[c]
+                        if xpbd:
+                            dlam = (-cval - at * lam[c]) / (wi + wj + at)
+                            lam[c] += dlam
+                            P[i] += wi * dlam * n
+                            P[j] -= wj * dlam * n
+                        else:
+                            P[i] -= wi / (wi + wj) * kk * cval * n
+                            P[j] += wj / (wi + wj) * kk * cval * n
+                bend = model.bend
+                kb = pbd_stiffness(settings.bend_stiffness, settings.iterations)
+                atb = settings.bend_compliance / (h * h)
+                lam = lams["bend"]
+                for c in range(bend.count):
+                    q = [int(k) for k in bend.quads[c]]
+                    res = _hinge_angle_gradient(*(P[k] for k in q))
+                    if res is None:
+                        continue
+                    theta, grads = res
+                    cval = _wrap(theta - bend.rest_angle[c])
+                    denom = sum(w[k] * float(gk @ gk) for k, gk in zip(q, grads))
+                    if xpbd:
+                        dlam = (-cval - atb * lam[c]) / (denom + atb)
+                        lam[c] += dlam
+                        for k, gk in zip(q, grads):
+                            P[k] += w[k] * dlam * gk
+                    elif denom > 0.0:
+                        step = -kb * cval / denom
+                        for k, gk in zip(q, grads):
+                            P[k] += w[k] * step * gk
+                if settings.tethers:
+                    t = model.tethers
+                    for c in range(t.count):
+                        i, a = int(t.particle[c]), int(t.anchor[c])
+                        d = P[i] - P[a]
+                        length = float(np.linalg.norm(d))
+                        over = length - settings.tether_slack * t.rest[c]
+                        if over > 0.0:
+                            P[i] -= d * (over / length)
+                for collider in colliders:
+                    project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
+                                     settings.mu_static, settings.friction, self.contacts)
+            V = (P - X) / h
+            if colliders:
+                apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)
+            X = P
+        for collider in colliders:
+            collider.end_frame()
+        return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)

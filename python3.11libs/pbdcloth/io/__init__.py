@@ -1,0 +1,1 @@
+"""Reading and writing cloth meshes and caches."""
