@@ -62,6 +62,10 @@ class Plane(Collider):
         n = lerp(self._n0, self._n1, alpha)
         return lerp(self._p0, self._p1, alpha), n / np.linalg.norm(n)
 
+    def pose_at(self, alpha: float) -> tuple[F, F]:
+        """(point, unit normal) at ``alpha`` in the frame, as :meth:`query` uses them."""
+        return self._pose(alpha)
+
     def query(self, points: F, alpha: float = 1.0) -> tuple[F, F]:
         p, n = self._pose(alpha)
         phi = (points - p) @ n
@@ -95,6 +99,10 @@ class Sphere(Collider):
     def move_to(self, center: object) -> None:
         """Set the centre for the end of the coming frame."""
         self._c1 = as_point(center, "Sphere center")
+
+    def pose_at(self, alpha: float) -> tuple[F]:
+        """(centre,) at ``alpha`` in the frame, as :meth:`query` uses it."""
+        return (lerp(self._c0, self._c1, alpha),)
 
     def query(self, points: F, alpha: float = 1.0) -> tuple[F, F]:
         d = points - lerp(self._c0, self._c1, alpha)
@@ -143,6 +151,10 @@ class Capsule(Collider):
         if denom == 0.0:
             return np.zeros(points.shape[0])
         return np.clip((points - a) @ ab / denom, 0.0, 1.0)
+
+    def pose_at(self, alpha: float) -> tuple[F, F]:
+        """(end a, end b) at ``alpha`` in the frame, as :meth:`query` uses them."""
+        return lerp(self._a0, self._a1, alpha), lerp(self._b0, self._b1, alpha)
 
     def query(self, points: F, alpha: float = 1.0) -> tuple[F, F]:
         a = lerp(self._a0, self._a1, alpha)

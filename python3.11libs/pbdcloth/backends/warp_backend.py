@@ -1,0 +1,396 @@
+"""The Warp backend: the numpy backend's colored substep as NVIDIA Warp kernels (CPU or CUDA).
+
+Same model, same colors, same settings, same order of operations as
+:class:`~pbdcloth.backends.numpy_backend.NumpyBackend` (see its module docstring for the
+substep); the kernels in :mod:`.warp_kernels` are the per-constraint form of the same formulas.
+Each color of each family is one launch; nothing is reduced in parallel, so a run is
+deterministic on the CPU and on a GPU.
+
+A whole frame (``substeps`` x [predict, pins, ``iterations`` x (colors, tethers, colliders),
+update]) is recorded once and replayed each frame: as a Warp graph (a CUDA graph on GPUs, Warp's
+CPU graph replay on the CPU) or, where Warp cannot capture on that device, as a list of recorded
+launches (``wp.launch(record_cmd=True)``). What changes from frame to frame (positions and
+velocities, pin targets, collider poses) lives in device arrays that are refreshed before the
+replay, so the recording stays valid until the settings, ``dt`` or the kind of colliders change.
+
+Limitations:
+    - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere`` and ``Capsule`` (exact
+      types); any other collider raises :class:`WarpUnsupportedError` naming it.
+    - Self-collision has no kernel yet: ``self_collision`` on raises :class:`WarpUnsupportedError`.
+    - float32 by default: agrees with numpy to a measured tolerance, not bit for bit
+      (``precision="float64"`` agrees to ~1e-12 and is meant for checks).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import warp as wp
+from numpy.typing import NDArray
+
+from ..colliders.base import Collider
+from ..colliders.shapes import Capsule, Plane, Sphere
+from ..model import ClothModel, DistanceFamily
+from ..settings import ClothSettings, SettingsError
+from .numpy_backend import FrameStats, pbd_stiffness
+from .warp_kernels import SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SPHERE, build_kernels
+
+F = NDArray[np.float64]
+
+_SHAPE_KIND = {Plane: SHAPE_PLANE, Sphere: SHAPE_SPHERE, Capsule: SHAPE_CAPSULE}
+
+
+class WarpUnsupportedError(NotImplementedError):
+    """The scene uses something the Warp backend has no kernel for (use ``backend="numpy"``)."""
+
+
+def resolve_device(device: str | None) -> Any:
+    """The Warp device named ``device``; ``None`` or "" picks CUDA when present, else the CPU.
+
+    Raises:
+        SettingsError: the device does not exist here (lists the devices that do).
+    """
+    if not device:
+        return wp.get_device("cuda" if wp.is_cuda_available() else "cpu")
+    try:
+        return wp.get_device(device)
+    except (ValueError, RuntimeError) as exc:
+        names = [str(d) for d in wp.get_devices()]
+        raise SettingsError(
+            f"setting 'device' = {device!r} is not a Warp device here (available: {names}): {exc}"
+        ) from None
+
+
+#: First Warp release that captures graphs on the CPU (replayed natively); older ones replay
+#: recorded launches from Python there.
+CPU_CAPTURE_VERSION = (1, 13)
+
+
+def _can_capture(device: Any) -> bool:
+    if device.is_cuda:
+        return True
+    try:
+        version = tuple(int(part) for part in wp.__version__.split(".")[:2])
+    except ValueError:
+        return False
+    return version >= CPU_CAPTURE_VERSION
+
+
+class _Colors:
+    """Offsets and sizes of a family's colors."""
+
+    def __init__(self, offsets: NDArray[np.int64]) -> None:
+        self.spans = [(int(a), int(b - a)) for a, b in zip(offsets[:-1], offsets[1:]) if b > a]
+
+
+class _DeviceModel:
+    """The model's arrays on the device, in the kernels' scalar type (prepared once).
+
+    Attributes (N particles, M constraints of a family, B hinges, K tethers, P pins):
+        inv_mass: [1/kg], (N,); tri_start (N + 1,), tri_list, tris: triangles around each
+        particle in triangle order (for the wind's vertex normals).
+        stretch/shear: dict of i, j (M,) int32; rest [m]; wi, wj [1/kg]; wi_frac, wj_frac; lam.
+        bend: quads (B,) vec4i; rest [rad]; w (B,) vec4 [1/kg]; lam.
+        tethers: particle, anchor (K,) int32; rest [m]; taut (K,) int32.
+        pins: (P,) int32; pin_start, pin_end (P,) vec3 [m].
+    """
+
+    def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
+        s, v3 = k.scalar, k.vec3
+        n = model.particle_count
+
+        def arr(a: Any, dtype: Any) -> Any:
+            return wp.array(np.ascontiguousarray(a), dtype=dtype, device=device)
+
+        def i32(a: Any) -> Any:
+            return arr(np.asarray(a, dtype=np.int32), wp.int32)
+
+        np_scalar = np.float32 if s is wp.float32 else np.float64
+        self.np_scalar = np_scalar
+        self.inv_mass = arr(model.inv_mass.astype(np_scalar), s)
+        tris = model.topology.triangles
+        flat = tris.reshape(-1)
+        order = np.argsort(flat, kind="stable")  # by particle, then by triangle index
+        self.tri_list = i32(order // 3)
+        self.tri_start = i32(np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=n))]))
+        self.tris = arr(tris.astype(np.int32), wp.vec3i)
+        self.stretch = self._family(model.stretch, arr, i32, np_scalar, s, device)
+        self.shear = self._family(model.shear, arr, i32, np_scalar, s, device)
+        self.stretch_colors = _Colors(model.stretch.offsets)
+        self.shear_colors = _Colors(model.shear.offsets)
+        b = model.bend
+        self.bend_quads = arr(b.quads.astype(np.int32).reshape(-1, 4), wp.vec4i)
+        self.bend_rest = arr(b.rest_angle.astype(np_scalar), s)
+        self.bend_w = arr(b.w.astype(np_scalar).reshape(-1, 4), k.vec4)
+        self.bend_lam = wp.zeros(b.count, dtype=s, device=device)
+        self.bend_colors = _Colors(b.offsets)
+        t = model.tethers
+        self.tether_particle = i32(t.particle)
+        self.tether_anchor = i32(t.anchor)
+        self.tether_rest = arr(t.rest.astype(np_scalar), s)
+        self.tether_taut = wp.zeros(t.count, dtype=wp.int32, device=device)
+        self.pins = i32(model.pinned)
+        self.pin_start = wp.zeros(model.pinned.size, dtype=v3, device=device)
+        self.pin_end = wp.zeros(model.pinned.size, dtype=v3, device=device)
+
+    @staticmethod
+    def _family(fam: DistanceFamily, arr: Any, i32: Any, np_scalar: Any, s: Any,
+                device: Any) -> dict[str, Any]:
+        return {
+            "i": i32(fam.i), "j": i32(fam.j), "rest": arr(fam.rest.astype(np_scalar), s),
+            "wi": arr(fam.wi.astype(np_scalar), s), "wj": arr(fam.wj.astype(np_scalar), s),
+            "wi_frac": arr(fam.wi_frac.astype(np_scalar), s),
+            "wj_frac": arr(fam.wj_frac.astype(np_scalar), s),
+            "lam": wp.zeros(fam.count, dtype=s, device=device),
+        }
+
+
+class _Recorder:
+    """Issues the frame's launches: into a graph capture, or as recorded ``wp.Launch`` objects."""
+
+    def __init__(self, device: Any, record: bool) -> None:
+        self.device = device
+        self.record = record
+        self.launches: list[Any] = []
+
+    def __call__(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
+        if dim <= 0:
+            return
+        if self.record:
+            self.launches.append(wp.launch(kernel, dim=dim, inputs=inputs, device=self.device,
+                                           record_cmd=True))
+        else:
+            wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
+
+
+class WarpBackend:
+    """Steps a :class:`~pbdcloth.model.ClothModel` with Warp kernels on ``device``.
+
+    Args:
+        model: the prepared model (the same object the numpy backend uses).
+        device: Warp device ("cpu", "cuda", "cuda:1"); ``None``/"" = CUDA when present, else CPU.
+        precision: "float32" (default, fast) or "float64" (to check against numpy).
+        use_graph: replay frames as a captured graph where Warp supports it (default); False
+            replays recorded launches one by one from Python.
+
+    The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
+    """
+
+    name = "warp"
+
+    def __init__(self, model: ClothModel, device: str | None = None,
+                 precision: str = "float32", use_graph: bool = True) -> None:
+        self.model = model
+        self.device = resolve_device(device)
+        self.precision = precision
+        self.k = build_kernels(precision)
+        k, dev = self.k, self.device
+        n = model.particle_count
+        self.m = _DeviceModel(model, k, dev)
+        self._x = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._v = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._p = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._v_pred = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
+        self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._use_graph = use_graph
+        self._graph: Any = None
+        self._launches: list[Any] = []
+        self._key: Any = None
+        self._shape_kind: Any = None
+        self._shape_radius: Any = None
+        self._pose: Any = None
+        self._last_out: tuple[Any, Any] | None = None
+        self.replay_mode = ""
+        """How the last recording is replayed: "graph" or "launches"."""
+
+    # ---------------------------------------------------------------------------------------
+    def step(
+        self,
+        x: F,
+        v: F,
+        settings: ClothSettings,
+        dt: float,
+        pin_start: F,
+        pin_end: F,
+        colliders: Sequence[Collider],
+    ) -> tuple[F, F, FrameStats]:
+        """Positions and velocities (N, 3) one frame ``dt`` after ``x`` and ``v`` (not modified)."""
+        if getattr(settings, "self_collision", False):
+            raise WarpUnsupportedError(
+                "the Warp backend has no self-collision kernel yet; use backend='numpy' for "
+                "self_collision"
+            )
+        kinds = tuple(self._shape_kind_of(c, k) for k, c in enumerate(colliders))
+        key = (settings, float(dt), kinds)
+        if key != self._key:
+            self._record(settings, float(dt), kinds)
+            self._key = key
+            self._last_out = None
+        m = self.m
+        # State: skip the upload when x, v are the (read-only) arrays this backend returned.
+        last = self._last_out
+        if last is None or x is not last[0] or v is not last[1] or x.flags.writeable:
+            self._x.assign(np.ascontiguousarray(x, dtype=m.np_scalar))
+            self._v.assign(np.ascontiguousarray(v, dtype=m.np_scalar))
+        if m.pins.shape[0]:
+            m.pin_start.assign(np.ascontiguousarray(pin_start, dtype=m.np_scalar))
+            m.pin_end.assign(np.ascontiguousarray(pin_end, dtype=m.np_scalar))
+        if kinds:
+            self._pose.assign(self._pose_table(colliders, settings.substeps))
+            self._shape_radius.assign(np.array(
+                [float(getattr(c, "radius", 0.0)) for c in colliders], dtype=m.np_scalar))
+
+        if self._graph is not None:
+            wp.capture_launch(self._graph)
+        else:
+            for launch in self._launches:
+                launch.launch()
+
+        x_out = self._x.numpy().astype(np.float64)
+        v_out = self._v.numpy().astype(np.float64)
+        for collider in colliders:
+            collider.end_frame()
+        stats = FrameStats(substeps=settings.substeps)
+        if kinds:
+            stats.contacts = int(np.count_nonzero(self._contact.numpy()))
+        if settings.tethers and self.model.tethers.count:
+            stats.tethers_active = int(np.count_nonzero(m.tether_taut.numpy()))
+        self._last_out = (x_out, v_out)
+        return x_out, v_out, stats
+
+    # ---------------------------------------------------------------------------------------
+    @staticmethod
+    def _shape_kind_of(collider: Collider, index: int) -> int:
+        kind = _SHAPE_KIND.get(type(collider))
+        if kind is None:
+            raise WarpUnsupportedError(
+                f"collider {index} is a {type(collider).__name__}, which the Warp backend cannot "
+                f"evaluate on the device (supported: Plane, Sphere, Capsule); use "
+                "backend='numpy' for it"
+            )
+        return kind
+
+    def _pose_table(self, colliders: Sequence[Collider], substeps: int) -> Any:
+        """Each collider's pose at alpha = s / substeps, s = 0..substeps: (S + 1, 2 C, 3).
+
+        Computed on the host with the colliders' own interpolation (``pose_at``, what their
+        ``query`` uses), then rounded to the device's scalar type once. A collider that does not
+        move this frame has one pose for every substep.
+        """
+        table = np.zeros((substeps + 1, 2 * len(colliders), 3))
+        alphas = [s / substeps for s in range(substeps + 1)]
+        for c, collider in enumerate(colliders):
+            moving = collider.is_moving
+            for s, alpha in enumerate(alphas if moving else [1.0]):
+                pose = collider.pose_at(alpha)  # type: ignore[attr-defined]
+                rows = slice(s, s + 1) if moving else slice(None)
+                table[rows, 2 * c] = pose[0]
+                if len(pose) > 1:
+                    table[rows, 2 * c + 1] = pose[1]
+        return table.astype(self.m.np_scalar)
+
+    def _record(self, settings: ClothSettings, dt: float, kinds: tuple[int, ...]) -> None:
+        """Record the launches of one frame: a graph where Warp can capture on this device,
+        else a list of recorded launches. The device state is re-uploaded afterwards."""
+        k, dev = self.k, self.device
+        self._graph = None
+        self._launches = []
+        c = max(len(kinds), 1)
+        self._shape_kind = wp.array(np.array(kinds or (0,), dtype=np.int32), dtype=wp.int32,
+                                    device=dev)
+        self._shape_radius = wp.zeros(c, dtype=k.scalar, device=dev)
+        self._pose = wp.zeros((settings.substeps + 1, 2 * c), dtype=k.vec3, device=dev)
+        wp.load_module(k.module, device=dev)
+        if self._use_graph and _can_capture(dev):
+            with wp.ScopedCapture(device=dev) as capture:
+                self._issue_frame(_Recorder(dev, record=False), settings, dt, kinds)
+            if capture.graph is not None:
+                self._graph = capture.graph
+                self.replay_mode = "graph"
+                return
+        rec = _Recorder(dev, record=True)
+        self._issue_frame(rec, settings, dt, kinds)
+        self._launches = rec.launches
+        self.replay_mode = "launches"
+
+    def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float,
+                     kinds: tuple[int, ...]) -> None:
+        """Issue every launch of one frame, in the numpy backend's order."""
+        k, m = self.k, self.m
+        s = k.scalar
+        n = self.model.particle_count
+        n_sub = settings.substeps
+        h = dt / n_sub
+        decay = math.exp(-settings.damping * h)
+        xpbd = settings.model == "xpbd"
+        it = settings.iterations
+        k_stretch = pbd_stiffness(settings.stretch_stiffness, it)
+        k_shear = pbd_stiffness(settings.shear_stiffness, it)
+        k_bend = pbd_stiffness(settings.bend_stiffness, it)
+        rest_speed = 2.0 * float(np.linalg.norm(settings.gravity)) * h
+        use_wind = int(any(w != 0.0 for w in settings.wind))
+        gravity = k.vec3(*settings.gravity)
+        wind = k.vec3(*settings.wind)
+        x, p, v = self._x, self._p, self._v
+        pins = m.pins.shape[0]
+        tethers = settings.tethers and self.model.tethers.count > 0
+        collide = len(kinds) > 0
+
+        def alpha_gamma(compliance: float) -> tuple[Any, Any]:
+            alpha = compliance / (h * h)
+            return s(alpha), s(alpha * settings.constraint_damping * h)
+
+        for step in range(n_sub):
+            a1 = (step + 1) / n_sub
+            launch(k.predict, n, [x, v, m.inv_mass, gravity, wind, use_wind, m.tri_start,
+                                  m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
+                                  self._contact])
+            launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
+            if xpbd:
+                for lam in (m.stretch["lam"], m.shear["lam"], m.bend_lam):
+                    launch(k.zero_scalars, lam.shape[0], [lam])
+            for _ in range(it):
+                if xpbd:
+                    for fam, colors, compliance in (
+                        (m.stretch, m.stretch_colors, settings.stretch_compliance),
+                        (m.shear, m.shear_colors, settings.shear_compliance),
+                    ):
+                        alpha, gamma = alpha_gamma(compliance)
+                        for off, cnt in colors.spans:
+                            launch(k.distance_xpbd, cnt, [p, x, fam["i"], fam["j"], fam["rest"],
+                                                          fam["wi"], fam["wj"], fam["lam"], off,
+                                                          alpha, gamma])
+                    alpha, gamma = alpha_gamma(settings.bend_compliance)
+                    for off, cnt in m.bend_colors.spans:
+                        launch(k.bend_xpbd, cnt, [p, x, m.bend_quads, m.bend_rest, m.bend_w,
+                                                  m.bend_lam, off, alpha, gamma])
+                else:
+                    for fam, colors, stiff in ((m.stretch, m.stretch_colors, k_stretch),
+                                               (m.shear, m.shear_colors, k_shear)):
+                        if stiff == 0.0:
+                            continue
+                        for off, cnt in colors.spans:
+                            launch(k.distance_pbd, cnt, [p, fam["i"], fam["j"], fam["rest"],
+                                                         fam["wi_frac"], fam["wj_frac"], off,
+                                                         s(stiff)])
+                    if k_bend != 0.0:
+                        for off, cnt in m.bend_colors.spans:
+                            launch(k.bend_pbd, cnt, [p, m.bend_quads, m.bend_rest, m.bend_w,
+                                                     off, s(k_bend)])
+                if tethers:
+                    launch(k.tethers, self.model.tethers.count,
+                           [p, m.tether_particle, m.tether_anchor, m.tether_rest,
+                            s(settings.tether_slack), m.tether_taut])
+                if collide:
+                    launch(k.collide_shapes, n,
+                           [p, x, m.inv_mass, self._shape_kind, self._shape_radius, self._pose,
+                            0, len(kinds), step, s(settings.thickness), s(settings.mu_static),
+                            s(settings.friction), s(h), self._contact, self._contact_normal,
+                            self._surface_velocity])
+            launch(k.update, n, [p, self._v_pred, s(h), int(collide), self._contact,
+                                 self._contact_normal, self._surface_velocity,
+                                 s(settings.restitution), s(rest_speed), x, v])

@@ -1,0 +1,476 @@
+"""Device code of the Warp backend: the substep's kernels and the constraint math they call.
+
+Every function here is the per-constraint (or per-particle) form of the numpy backend's batched
+arithmetic, written in the same order of operations so that the two agree to rounding:
+
+* distances: :mod:`pbdcloth.constraints.distance` (Müller et al. 2006, eq. 10-11; XPBD after
+  Macklin, Müller and Chentanez 2016, eq. 18 and 26);
+* bending: :mod:`pbdcloth.constraints.bend` (signed dihedral angle by the half-angle atan2, the
+  closed-form gradient of Bridson, Marino and Fedkiw 2003);
+* contacts: :mod:`pbdcloth.colliders.response` (push-out to the thickness shell, Coulomb friction
+  in position form after Macklin et al. 2014, restitution after Müller et al. 2020, eq. 34) and
+  the analytic shapes of :mod:`pbdcloth.colliders.shapes`.
+
+Kernels are built by :func:`build_kernels` for one scalar type (``float32`` for speed, ``float64``
+to check the math against numpy to ~1e-12): both sets share this one source. Each set lives in
+its own Warp module, compiled once per device and kept in Warp's kernel cache.
+
+A colored family is projected one color per launch: the launch covers the constraints
+``offset .. offset + dim - 1`` of the colored arrays, which share no particle, so the threads never
+write the same particle and the result does not depend on the order in which they run.
+"""
+
+# No ``from __future__ import annotations``: Warp reads the kernels' annotations as objects
+# (the closure's scalar and vector types).
+import functools
+from types import SimpleNamespace
+from typing import Any
+
+import warp as wp
+
+from ..constraints.bend import DEGENERATE_NORMAL_SQ
+from ..constraints.distance import MIN_LENGTH
+
+#: Collider kinds in the analytic shape table (``shape_kind``).
+SHAPE_PLANE = 0
+SHAPE_SPHERE = 1
+SHAPE_CAPSULE = 2
+
+PRECISIONS = ("float32", "float64")
+
+
+@functools.cache
+def build_kernels(precision: str = "float32") -> SimpleNamespace:
+    """The substep kernels for scalars of ``precision`` ("float32" or "float64").
+
+    Returns a namespace with the kernels and the ``scalar``/``vec3``/``vec4`` types they use.
+    Built once per precision (cached); Warp compiles each set once per device on first launch.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    scalar: Any = wp.float32 if precision == "float32" else wp.float64
+    vec3: Any = wp.types.vector(3, scalar)
+    vec4: Any = wp.types.vector(4, scalar)
+    module = f"pbdcloth_warp_{precision}"
+    wp.set_module_options({"enable_backward": False}, module=module)
+
+    zero = scalar(0.0)
+    one = scalar(1.0)
+    min_length = scalar(MIN_LENGTH)
+    degenerate_sq = scalar(DEGENERATE_NORMAL_SQ)
+    pi = scalar(3.141592653589793)
+    two_pi = scalar(6.283185307179586)
+
+    # --- constraint math ------------------------------------------------------------------------
+    @wp.func(module=module)
+    def hinge_angle(x1: vec3, x2: vec3, x3: vec3, x4: vec3):  # noqa: ANN202
+        """theta, dtheta/dx1..4 and validity of one hinge (constraints/bend.py, same formulas).
+
+        e = x2 - x1, a = x3 - x1, b = x4 - x1, n1 = e x a, n2 = b x e;
+        sin(theta) |n1||n2| = -(n1 . b)|e|, cos(theta) |n1||n2| = n1 . n2,
+        theta = 2 atan(s / (sqrt(s^2 + c^2) + c));
+        dtheta/dx3 = -|e| n1/|n1|^2, dtheta/dx4 = -|e| n2/|n2|^2,
+        dtheta/dx2 = (a.e/|e|) n1/|n1|^2 + (b.e/|e|) n2/|n2|^2, dtheta/dx1 = -(the others).
+        """
+        e = x2 - x1
+        a = x3 - x1
+        b = x4 - x1
+        n1 = wp.cross(e, a)
+        n2 = wp.cross(b, e)
+        n1sq = wp.dot(n1, n1)
+        n2sq = wp.dot(n2, n2)
+        elen2 = wp.dot(e, e)
+        z = vec3(zero, zero, zero)
+        if wp.min(n1sq, n2sq) <= degenerate_sq or elen2 <= zero:
+            return zero, z, z, z, z, False
+        elen = wp.sqrt(elen2)
+        s = -(wp.dot(n1, b) * elen)
+        c = wp.dot(n1, n2)
+        r = wp.sqrt(s * s + c * c) + c
+        theta = zero
+        if r != zero:
+            theta = scalar(2.0) * wp.atan(s / r)
+        elif s != zero:
+            theta = pi  # folded flat onto itself: +pi, as numpy's arctan(inf)
+        # One division per hinge quantity, then multiplications (cheaper than numpy's
+        # element-wise divisions; the same values to rounding).
+        m1 = n1 * (one / n1sq)
+        m2 = n2 * (one / n2sq)
+        inv_elen = one / elen
+        g3 = m1 * (-elen)
+        g4 = m2 * (-elen)
+        g2 = m1 * (wp.dot(a, e) * inv_elen) + m2 * (wp.dot(b, e) * inv_elen)
+        g1 = -((g2 + g3) + g4)
+        return theta, g1, g2, g3, g4, True
+
+    @wp.func(module=module)
+    def wrap_angle(c: scalar) -> scalar:
+        """C wrapped to (-pi, pi] where it left that range (constraints/bend.py)."""
+        if c > pi or c < -pi:
+            r = wp.mod(pi - c, two_pi)  # C fmod; numpy's mod is floored: move into [0, 2 pi)
+            if r < zero:
+                r = r + two_pi
+            return pi - r
+        return c
+
+    # --- predict, pins, update ------------------------------------------------------------------
+    @wp.kernel(module=module)
+    def predict(
+        x: wp.array(dtype=vec3),
+        v: wp.array(dtype=vec3),
+        inv_mass: wp.array(dtype=scalar),
+        gravity: vec3,
+        wind: vec3,
+        use_wind: int,
+        tri_start: wp.array(dtype=wp.int32),
+        tri_list: wp.array(dtype=wp.int32),
+        tris: wp.array(dtype=wp.vec3i),
+        h: scalar,
+        decay: scalar,
+        p: wp.array(dtype=vec3),
+        v_pred: wp.array(dtype=vec3),
+        contact: wp.array(dtype=wp.int32),
+    ):
+        """v += h (g + (wind . n) n) on free particles; v *= decay; p = x + h v; clear contacts.
+
+        n is the area-weighted vertex normal (sum of the incident triangles' cross products in
+        triangle order, then normalised), as numpy_backend._vertex_normals_t.
+        """
+        i = wp.tid()
+        vi = v[i]
+        if inv_mass[i] > zero:
+            acc = gravity
+            if use_wind != 0:
+                nsum = vec3(zero, zero, zero)
+                for k in range(tri_start[i], tri_start[i + 1]):
+                    t = tris[tri_list[k]]
+                    xa = x[t[0]]
+                    nsum = nsum + wp.cross(x[t[1]] - xa, x[t[2]] - xa)
+                length = wp.length(nsum)
+                if length > zero:
+                    nsum = nsum / length
+                acc = gravity + nsum * wp.dot(wind, nsum)
+            vi = vi + acc * h
+        vi = vi * decay
+        v[i] = vi
+        v_pred[i] = vi
+        p[i] = x[i] + vi * h
+        contact[i] = 0
+
+    @wp.kernel(module=module)
+    def pin_targets(
+        pins: wp.array(dtype=wp.int32),
+        start: wp.array(dtype=vec3),
+        end: wp.array(dtype=vec3),
+        alpha: scalar,
+        p: wp.array(dtype=vec3),
+    ):
+        """Pinned particles at their targets, linear in time through the frame (exact at 1)."""
+        k = wp.tid()
+        if alpha >= one:
+            p[pins[k]] = end[k]
+        else:
+            p[pins[k]] = start[k] + (end[k] - start[k]) * alpha
+
+    @wp.kernel(module=module)
+    def update(
+        p: wp.array(dtype=vec3),
+        v_pred: wp.array(dtype=vec3),
+        h: scalar,
+        use_restitution: int,
+        contact: wp.array(dtype=wp.int32),
+        contact_normal: wp.array(dtype=vec3),
+        surface_velocity: wp.array(dtype=vec3),
+        restitution: scalar,
+        rest_speed: scalar,
+        x: wp.array(dtype=vec3),
+        v: wp.array(dtype=vec3),
+    ):
+        """v = (p - x) / h, restitution on contacts (colliders/response.py), x = p."""
+        i = wp.tid()
+        pi_ = p[i]
+        vel = (pi_ - x[i]) / h
+        if use_restitution != 0 and contact[i] != 0:
+            n = contact_normal[i]
+            vs = surface_velocity[i]
+            vn_before = wp.dot(v_pred[i] - vs, n)
+            vn_now = wp.dot(vel - vs, n)
+            e = zero
+            if -vn_before > rest_speed:
+                e = restitution
+            target = vn_now
+            if vn_before < zero:
+                target = -e * vn_before
+            vel = vel + n * (target - vn_now)
+        v[i] = vel
+        x[i] = pi_
+
+    @wp.kernel(module=module)
+    def zero_scalars(a: wp.array(dtype=scalar)):
+        a[wp.tid()] = zero
+
+    # --- distance constraints -------------------------------------------------------------------
+    @wp.kernel(module=module)
+    def distance_pbd(
+        p: wp.array(dtype=vec3),
+        ci: wp.array(dtype=wp.int32),
+        cj: wp.array(dtype=wp.int32),
+        rest: wp.array(dtype=scalar),
+        wi_frac: wp.array(dtype=scalar),
+        wj_frac: wp.array(dtype=scalar),
+        offset: int,
+        k: scalar,
+    ):
+        """PBD: s = k' (|d| - d0) / |d|, x_i -= w_i/(w_i+w_j) s d, x_j += w_j/(w_i+w_j) s d."""
+        c = offset + wp.tid()
+        i = ci[c]
+        j = cj[c]
+        xi = p[i]
+        xj = p[j]
+        d = xi - xj
+        length = wp.length(d)
+        s = (length - rest[c]) / wp.max(length, min_length) * k
+        d = d * s
+        p[i] = xi - d * wi_frac[c]
+        p[j] = xj + d * wj_frac[c]
+
+    @wp.kernel(module=module)
+    def distance_xpbd(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        ci: wp.array(dtype=wp.int32),
+        cj: wp.array(dtype=wp.int32),
+        rest: wp.array(dtype=scalar),
+        wi: wp.array(dtype=scalar),
+        wj: wp.array(dtype=scalar),
+        lam: wp.array(dtype=scalar),
+        offset: int,
+        alpha: scalar,
+        gamma: scalar,
+    ):
+        """XPBD: dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1+gamma)(w_i+w_j) + alpha~)."""
+        c = offset + wp.tid()
+        i = ci[c]
+        j = cj[c]
+        xi = p[i]
+        xj = p[j]
+        d = xi - xj
+        length = wp.length(d)
+        n = d / wp.max(length, min_length)
+        numer = rest[c] - length - alpha * lam[c]
+        if gamma != zero:
+            numer = numer - gamma * wp.dot(n, (xi - x_prev[i]) - (xj - x_prev[j]))
+        w_i = wi[c]
+        w_j = wj[c]
+        denom = (one + gamma) * (w_i + w_j) + alpha
+        dlam = numer
+        if denom > zero:
+            dlam = numer / denom
+        lam[c] = lam[c] + dlam
+        n = n * dlam
+        p[i] = xi + n * w_i
+        p[j] = xj - n * w_j
+
+    # --- bending --------------------------------------------------------------------------------
+    @wp.kernel(module=module)
+    def bend_pbd(
+        p: wp.array(dtype=vec3),
+        quads: wp.array(dtype=wp.vec4i),
+        rest: wp.array(dtype=scalar),
+        w: wp.array(dtype=vec4),
+        offset: int,
+        k: scalar,
+    ):
+        """PBD: dx_k = -k' w_k C / (sum_l w_l |grad_l|^2) grad_k (Müller 2006, eq. 8)."""
+        c = offset + wp.tid()
+        q = quads[c]
+        x1 = p[q[0]]
+        x2 = p[q[1]]
+        x3 = p[q[2]]
+        x4 = p[q[3]]
+        theta, g1, g2, g3, g4, valid = hinge_angle(x1, x2, x3, x4)
+        if not valid:
+            return
+        wc = w[c]
+        cval = wrap_angle(theta - rest[c])
+        denom = (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
+            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
+        if denom <= zero:
+            return
+        step = -k * (cval / denom)
+        p[q[0]] = x1 + (g1 * wc[0]) * step
+        p[q[1]] = x2 + (g2 * wc[1]) * step
+        p[q[2]] = x3 + (g3 * wc[2]) * step
+        p[q[3]] = x4 + (g4 * wc[3]) * step
+
+    @wp.kernel(module=module)
+    def bend_xpbd(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        quads: wp.array(dtype=wp.vec4i),
+        rest: wp.array(dtype=scalar),
+        w: wp.array(dtype=vec4),
+        lam: wp.array(dtype=scalar),
+        offset: int,
+        alpha: scalar,
+        gamma: scalar,
+    ):
+        """XPBD bend: dlambda = (-C - alpha~ lambda - gamma grad.dx) / ((1+gamma) sum w|grad|^2 + alpha~)."""
+        c = offset + wp.tid()
+        q = quads[c]
+        x1 = p[q[0]]
+        x2 = p[q[1]]
+        x3 = p[q[2]]
+        x4 = p[q[3]]
+        theta, g1, g2, g3, g4, valid = hinge_angle(x1, x2, x3, x4)
+        if not valid:
+            return
+        wc = w[c]
+        cval = wrap_angle(theta - rest[c])
+        numer = -cval - alpha * lam[c]
+        if gamma != zero:
+            gdx = (wp.dot(g1, x1 - x_prev[q[0]]) + wp.dot(g2, x2 - x_prev[q[1]])) + \
+                (wp.dot(g3, x3 - x_prev[q[2]]) + wp.dot(g4, x4 - x_prev[q[3]]))
+            numer = numer - gamma * gdx
+        wgg = (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
+            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
+        denom = (one + gamma) * wgg + alpha
+        if denom <= zero:
+            return
+        dlam = numer / denom
+        lam[c] = lam[c] + dlam
+        p[q[0]] = x1 + (g1 * wc[0]) * dlam
+        p[q[1]] = x2 + (g2 * wc[1]) * dlam
+        p[q[2]] = x3 + (g3 * wc[2]) * dlam
+        p[q[3]] = x4 + (g4 * wc[3]) * dlam
+
+    # --- tethers --------------------------------------------------------------------------------
+    @wp.kernel(module=module)
+    def tethers(
+        p: wp.array(dtype=vec3),
+        particle: wp.array(dtype=wp.int32),
+        anchor: wp.array(dtype=wp.int32),
+        rest: wp.array(dtype=scalar),
+        slack: scalar,
+        taut: wp.array(dtype=wp.int32),
+    ):
+        """|x_i - x_anchor| <= slack * rest: move x_i onto the sphere when outside (Kim 2012)."""
+        t = wp.tid()
+        i = particle[t]
+        xi = p[i]
+        d = xi - p[anchor[t]]
+        length = wp.length(d)
+        over = length - slack * rest[t]
+        if over > zero:
+            p[i] = xi - d * (over / length)
+            taut[t] = 1
+        else:
+            taut[t] = 0
+
+    # --- analytic colliders ---------------------------------------------------------------------
+    @wp.func(module=module)
+    def unit_or_up(d: vec3, length: scalar) -> vec3:
+        if length > zero:
+            return d / length
+        return vec3(zero, one, zero)
+
+    @wp.func(module=module)
+    def capsule_param(x: vec3, a: vec3, b: vec3) -> scalar:
+        ab = b - a
+        denom = wp.dot(ab, ab)
+        if denom == zero:
+            return zero
+        return wp.clamp(wp.dot(x - a, ab) / denom, zero, one)
+
+    @wp.func(module=module)
+    def shape_query(kind: int, x: vec3, a: vec3, b: vec3, radius: scalar):  # noqa: ANN202
+        """Signed distance and outward unit normal of a plane (a = point, b = unit normal),
+        sphere (a = centre) or capsule (segment a-b), as colliders/shapes.py."""
+        if kind == SHAPE_PLANE:
+            return wp.dot(x - a, b), b
+        if kind == SHAPE_SPHERE:
+            d = x - a
+            length = wp.length(d)
+            return length - radius, unit_or_up(d, length)
+        u = capsule_param(x, a, b)
+        d = x - (a + (b - a) * u)
+        length = wp.length(d)
+        return length - radius, unit_or_up(d, length)
+
+    @wp.func(module=module)
+    def shape_displacement(kind: int, x: vec3, a0: vec3, b0: vec3, a1: vec3, b1: vec3) -> vec3:
+        """Motion of the shape's surface near x from pose 0 to pose 1 (for friction)."""
+        if kind == SHAPE_CAPSULE:
+            u = capsule_param(x, a0, b0)
+            return (a1 - a0) * (one - u) + (b1 - b0) * u
+        return a1 - a0
+
+    @wp.func(module=module)
+    def contact_friction(q: vec3, x_prev: vec3, surface: vec3, n: vec3, depth: scalar,
+                         mu_s: scalar, mu_k: scalar) -> vec3:
+        """Coulomb friction in position form (Macklin 2014, eq. 23-24; colliders/response.py)."""
+        slip = (q - x_prev) - surface
+        slip = slip - n * wp.dot(slip, n)
+        slip_len = wp.length(slip)
+        scale = zero
+        if slip_len < mu_s * depth:
+            scale = one
+        elif slip_len > zero:
+            scale = wp.min(mu_k * depth / slip_len, one)
+        return q - slip * scale
+
+    @wp.kernel(module=module)
+    def collide_shapes(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        inv_mass: wp.array(dtype=scalar),
+        shape_kind: wp.array(dtype=wp.int32),
+        shape_radius: wp.array(dtype=scalar),
+        pose: wp.array2d(dtype=vec3),
+        first: int,
+        last: int,
+        step: int,
+        thickness: scalar,
+        mu_s: scalar,
+        mu_k: scalar,
+        h: scalar,
+        contact: wp.array(dtype=wp.int32),
+        contact_normal: wp.array(dtype=vec3),
+        surface_velocity: wp.array(dtype=vec3),
+    ):
+        """Push a free particle out of shapes first..last-1, in order, with friction.
+
+        ``pose[step, 2 c]`` and ``pose[step, 2 c + 1]`` are shape c's pose at the start of the
+        substep, ``pose[step + 1, ...]`` at its end. The last contact wins the contact record.
+        """
+        i = wp.tid()
+        if inv_mass[i] <= zero:
+            return
+        xi = p[i]
+        xp = x_prev[i]
+        touched = int(0)
+        for c in range(first, last):
+            kind = shape_kind[c]
+            a1 = pose[step + 1, 2 * c]
+            b1 = pose[step + 1, 2 * c + 1]
+            phi, n = shape_query(kind, xi, a1, b1, shape_radius[c])
+            depth = thickness - phi
+            if depth > zero:
+                q = xi + n * depth
+                surface = shape_displacement(kind, q, pose[step, 2 * c], pose[step, 2 * c + 1],
+                                             a1, b1)
+                xi = contact_friction(q, xp, surface, n, depth, mu_s, mu_k)
+                contact[i] = 1
+                contact_normal[i] = n
+                surface_velocity[i] = surface / h
+                touched = 1
+        if touched != 0:
+            p[i] = xi
+
+    return SimpleNamespace(
+        scalar=scalar, vec3=vec3, vec4=vec4, module=module,
+        predict=predict, pin_targets=pin_targets, update=update, zero_scalars=zero_scalars,
+        distance_pbd=distance_pbd, distance_xpbd=distance_xpbd,
+        bend_pbd=bend_pbd, bend_xpbd=bend_xpbd, tethers=tethers, collide_shapes=collide_shapes,
+        hinge_angle=hinge_angle,
+    )
