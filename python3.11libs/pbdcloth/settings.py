@@ -253,8 +253,8 @@ class ClothSettings:
     damping: float = _declare(
         0.0, kind=KIND_FLOAT, label="Velocity Damping", group=GROUP_MATERIAL, unit="1/s",
         minimum=0.0, maximum=1e3,
-        help="Velocity damping rate: v *= exp(-damping * h) each substep of length h. "
-        "0 = none (free fall is exact).",
+        help="Velocity damping rate: each substep of length h scales the velocity carried over "
+        "by exp(-damping * h) before gravity is added, so static sag is unbiased. 0 = none.",
     )
 
     # --- Forces -------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ particles of a color gives three contiguous rows and the constraint math runs on
 
 The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1):
 
-1. predict: v += h (g + wind load) on free particles; v *= exp(-damping h); p = x + h v;
+1. predict: v = exp(-damping h) v + h (g + wind load) on free particles; p = x + h v;
    pinned particles move to their targets, interpolated linearly through the frame.
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
    then tethers, then colliders (last, so particles end each iteration outside obstacles).
@@ -184,15 +184,17 @@ class NumpyBackend:
 
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
-            # 1. predict
+            # 1. predict. Damping acts on the velocity carried over, before the external
+            # acceleration is added, so a resting cloth feels its full weight (damping the sum, as
+            # the seed does, scales gravity by exp(-damping h) and biases every static sag).
+            if decay != 1.0:
+                V *= decay
             if has_wind:
                 normals = _vertex_normals_t(X, model.topology.triangles)
                 load = (wind @ normals) * normals
                 V[:, free_idx] += h * (gravity + load[:, free_idx])
             else:
                 V[:, free_idx] += h * gravity
-            if decay != 1.0:
-                V *= decay
             X_prev = X
             P = X + h * V
             if pins.size:
