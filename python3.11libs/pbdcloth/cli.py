@@ -97,7 +97,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     spheres = [(c.center, c.radius) for c in scene.colliders if hasattr(c, "center")]
     picture = contact_sheet(out / "preview.png", frames, scene.triangles,
                             title=f"pbdcloth {scene.name}: {len(frames) - 1} frames",
-                            spheres=spheres)
+                            spheres=spheres, follow=scene.follow_camera)
     for line in summary.lines():
         print(line)
     print(f"wrote {len(summary.outputs)} OBJ frames, log.jsonl and {picture} to {out}/")

@@ -71,6 +71,8 @@ class Scene:
     animate: Callable[[ClothSolver, int], None] | None = None
     """Called before each frame with the solver and the frame number (1-based)."""
     info: dict[str, float] = field(default_factory=dict)
+    follow_camera: bool = False
+    """Pictures centre each frame on the cloth (for scenes where it travels)."""
 
     def make_solver(self) -> ClothSolver:
         return ClothSolver(self.positions, self.triangles, pinned=self.pinned,
@@ -88,7 +90,7 @@ def drape_scene(resolution: int = 50, settings: ClothSettings | None = None,
                      origin=(-size / 2, 1.2, -size / 2))
     pinned = np.array([0, resolution - 1], dtype=np.int64)
     s = settings or ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, thickness=0.01,
-                                  friction=0.3, damping=0.1)
+                                  friction=0.4, damping=0.2, tethers=True, tether_slack=1.02)
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, 0.6, 0.15), 0.35)]
     return Scene("drape", description=drape_scene.__doc__ or "", positions=pos, triangles=tris,
                  pinned=pinned, settings=s, colliders=colliders, frames=frames)
@@ -159,7 +161,7 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
 
     return Scene("cloak", description=cloak_scene.__doc__ or "", positions=pos, triangles=tris,
                  pinned=pins, settings=s, colliders=list(body.colliders), frames=frames, fps=fps,
-                 animate=animate, info={"height": height})
+                 animate=animate, info={"height": height}, follow_camera=True)
 
 
 SCENES: dict[str, Callable[[], Scene]] = {
