@@ -8,6 +8,8 @@ from .colliders import Capsule, Collider, Plane, Sphere
 from .mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
 from .solver import ClothSolver, SolverInputError
+from .springs import SpringChain, SpringChainError
+from .settings import SPRING_SETTINGS, SpringSettings
 
 __version__ = "0.1.0"
 
@@ -23,7 +25,11 @@ __all__ = [
     "Plane",
     "SettingsError",
     "SolverInputError",
+    "SPRING_SETTINGS",
     "Sphere",
+    "SpringChain",
+    "SpringChainError",
+    "SpringSettings",
     "__version__",
     "body_colliders",
 ]
