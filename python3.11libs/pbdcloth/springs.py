@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .colliders.base import Collider
+from .colliders.shapes import Capsule, Sphere
 from .settings import SpringSettings
 
 F = NDArray[np.float64]
@@ -184,6 +185,8 @@ class SpringChain:
         """
         h = _as_dt(dt)
         rot_p, trans = _as_rigid(parent)
+        colliders = _as_colliders(self.colliders)  # the list may have been edited
+        bounds = _DistanceBounds(colliders) if colliders else None
         head = rot_p @ self._points[0] + trans
         self._nodes[0] = head
         for i in range(self.joint_count):
@@ -197,8 +200,9 @@ class SpringChain:
             # 2. back to the bone's length from the head.
             nxt = _at_length(head, nxt, length, rot_p @ axis)
             # 3. collisions: push out, back to length; VRM does this once.
-            if self.colliders:
-                nxt = self._collide(head, nxt, length, self._radius[i], rot_p @ axis)
+            if bounds is not None:
+                nxt = self._collide(colliders, bounds, head, nxt, length, self._radius[i],
+                                    rot_p @ axis)
             # 4. turn the joint so its bone points at the tail.
             direction = (nxt - head) / length
             rot = rot_p @ _from_to(axis, rot_p.T @ direction)
@@ -209,23 +213,78 @@ class SpringChain:
             self._nodes[i + 1] = head
             rot_p = rot
 
-    def _collide(self, head: F, tail: F, length: float, radius: float, fallback: F) -> F:
-        """VRM's collision response, ``collision_passes`` times, then the optional settle."""
+    def _collide(self, colliders: list[Collider], bounds: "_DistanceBounds", head: F, tail: F,
+                 length: float, radius: float, fallback: F) -> F:
+        """VRM's collision response, ``collision_passes`` times, then the optional settle.
+
+        ``bounds`` only skips the exact ``query`` of colliders that are certainly farther than
+        ``radius`` from the point (they would not push); the result is the same as querying
+        every collider in order.
+        """
         point = tail[None, :].copy()
         for _ in range(self.collision_passes):
             pushed = False
-            for collider in self.colliders:
+            near = bounds.near(point[0], radius)
+            for j, collider in enumerate(colliders):
+                if not near[j]:
+                    continue
                 phi, normal = collider.query(point, 1.0)
                 depth = float(phi[0]) - radius
                 if depth < 0.0:
                     point[0] = _at_length(head, point[0] - depth * normal[0], length, fallback)
                     pushed = True
+                    near = bounds.near(point[0], radius)  # the point moved
             if not pushed:  # the next passes would see the same point and push nothing either
                 break
         if self.settle_contacts:
-            for collider in self.colliders:
-                point[0] = _settle(collider, head, point[0], length, radius)
+            for j, collider in enumerate(colliders):
+                if bounds.near(point[0], radius)[j]:
+                    point[0] = _settle(collider, head, point[0], length, radius)
         return point[0]
+
+
+class _DistanceBounds:
+    """Signed distances of one point to all spheres and capsules at once, to skip far colliders.
+
+    Evaluates the same formulas as :mod:`pbdcloth.colliders.shapes` at the colliders' end poses
+    (``alpha = 1``) in one array operation; rounding may differ from the colliders' own
+    ``query`` by ~1e-16 m per metre of coordinates, so a collider counts as near unless it is
+    farther than the hit radius by more than ``margin`` (1e-9 m). Colliders of other types are
+    always near (always queried).
+    """
+
+    margin = 1e-9
+
+    def __init__(self, colliders: Sequence[Collider]) -> None:
+        count = len(colliders)
+        self._sphere = np.array([j for j, c in enumerate(colliders) if type(c) is Sphere],
+                                dtype=np.int64)
+        self._capsule = np.array([j for j, c in enumerate(colliders) if type(c) is Capsule],
+                                 dtype=np.int64)
+        spheres = [colliders[j] for j in self._sphere]
+        capsules = [colliders[j] for j in self._capsule]
+        self._centers = np.array([s.center for s in spheres]).reshape(-1, 3)  # type: ignore[attr-defined]
+        self._sphere_r = np.array([s.radius for s in spheres])  # type: ignore[attr-defined]
+        self._a = np.array([c.a for c in capsules]).reshape(-1, 3)  # type: ignore[attr-defined]
+        self._ab = np.array([c.b for c in capsules]).reshape(-1, 3) - self._a  # type: ignore[attr-defined]
+        self._ab2 = np.einsum("ij,ij->i", self._ab, self._ab)
+        self._ab2_safe = np.where(self._ab2 > 0.0, self._ab2, 1.0)
+        self._capsule_r = np.array([c.radius for c in capsules])  # type: ignore[attr-defined]
+        self._phi = np.full(count, -np.inf)
+
+    def near(self, point: F, radius: float) -> NDArray[np.bool_]:
+        """(N,) True for each collider the point may be within ``radius`` of (or inside)."""
+        phi = self._phi
+        if self._sphere.size:
+            d = point - self._centers
+            phi[self._sphere] = np.sqrt(np.einsum("ij,ij->i", d, d)) - self._sphere_r
+        if self._capsule.size:
+            ap = point - self._a
+            u = np.clip(np.einsum("ij,ij->i", ap, self._ab) / self._ab2_safe, 0.0, 1.0)
+            u = np.where(self._ab2 > 0.0, u, 0.0)
+            d = ap - u[:, None] * self._ab
+            phi[self._capsule] = np.sqrt(np.einsum("ij,ij->i", d, d)) - self._capsule_r
+        return phi <= radius + self.margin
 
 
 # --- geometry helpers ---------------------------------------------------------------------------
