@@ -4,6 +4,7 @@ VRMC_springBone export/import and the ``springs`` demo."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 from pathlib import Path
@@ -425,7 +426,7 @@ def test_exported_gltf_carries_a_valid_extension_on_a_node_chain(tmp_path: Path)
     spring = ext["springs"][0]
     ids = [j["node"] for j in spring["joints"]]
     assert [nodes[i]["name"] for i in ids] == ["tail_0", "tail_1", "tail_2", "tail_3"]
-    for a, b in zip(ids, ids[1:]):  # each joint node is the child of the one before
+    for a, b in itertools.pairwise(ids):  # each joint node is the child of the one before
         assert nodes[a]["children"] == [b]
     assert [j for j in spring["joints"][-1]] == ["node"]  # the last node is only a tail
     assert [nodes[c["node"]]["name"] for c in ext["colliders"]] == ["ball", "collider_1"]

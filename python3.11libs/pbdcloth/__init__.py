@@ -8,8 +8,7 @@ from .colliders import Capsule, Collider, Plane, Sphere
 from .mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
 from .solver import ClothSolver, SolverInputError
-from .springs import SpringChain, SpringChainError
-from .settings import SPRING_SETTINGS, SpringSettings
+from .springs import SPRING_SETTINGS, SpringChain, SpringChainError, SpringSettings
 
 __version__ = "0.1.0"
 
@@ -25,8 +24,8 @@ __all__ = [
     "Plane",
     "SettingsError",
     "SolverInputError",
-    "SPRING_SETTINGS",
     "Sphere",
+    "SPRING_SETTINGS",
     "SpringChain",
     "SpringChainError",
     "SpringSettings",

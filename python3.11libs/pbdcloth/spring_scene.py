@@ -14,13 +14,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .body import Body
 from .colliders.base import Collider
+from .colliders.shapes import Capsule, Sphere
 from .io.atomic import atomic_path, atomic_write
 from .settings import SpringSettings
 from .springs import SpringChain
@@ -44,6 +45,8 @@ class SpringRun:
     min_clearance: float
     """Smallest (signed distance to a chain's collider - hit radius) of any tail at any frame
     end [m]; negative = the tail's hit sphere is that deep inside a collider."""
+    contact_frames: int
+    """Frames at whose end some tail touches a collider (clearance below 1 micrometre)."""
     max_tip_swing: dict[str, float]
     """Per chain: largest distance of its tip from its rest place in the body's frame [m]."""
     outputs: list[str] = field(default_factory=list)
@@ -53,11 +56,12 @@ class SpringRun:
         return [
             f"scene            {self.scene}",
             f"frames           {self.frames}",
-            f"chains           {', '.join(self.chains)} ({self.joints} joints, "
-            f"{self.collision_passes} collision passes)",
+            (f"chains           {', '.join(self.chains)} ({self.joints} joints, "
+             f"{self.collision_passes} collision passes)"),
             f"time per frame   {self.ms_per_frame:.2f} ms ({self.seconds:.2f} s in all)",
             f"bone length error {self.max_length_error:.2e} m",
-            f"min clearance    {1000 * self.min_clearance:.3f} mm (tail hit sphere to colliders)",
+            (f"min clearance    {1000 * self.min_clearance:.3g} mm (tail hit sphere to "
+             f"colliders; touching in {self.contact_frames} frames)"),
             f"max tip swing    {swing} (relative to the body)",
         ]
 
@@ -98,7 +102,7 @@ class SpringScene:
             chain.reset(parents[0])
         positions = [[chain.positions] for chain in self.chains]
         rest_local = [chain.rest_points for chain in self.chains]
-        length_error, clearance = 0.0, float("inf")
+        length_error, clearance, touching = 0.0, float("inf"), 0
         swing = [0.0] * len(self.chains)
         bar = _bar(count, self.name) if progress else None
         start = time.perf_counter()
@@ -106,15 +110,18 @@ class SpringScene:
             t = frame * dt
             self.body.move_to_time(t, **walk)
             matrix = self.parent(t)
+            gap = float("inf")
             for k, chain in enumerate(self.chains):
                 chain.step(dt, matrix)
                 pos = chain.positions
                 positions[k].append(pos)
                 bones = np.linalg.norm(pos[1:] - pos[:-1], axis=1)
                 length_error = max(length_error, float(np.abs(bones - chain.bone_lengths).max()))
-                clearance = min(clearance, _clearance(chain, pos[1:]))
+                gap = min(gap, _clearance(chain, pos[1:]))
                 local_tip = matrix[:3, :3].T @ (pos[-1] - matrix[:3, 3])
                 swing[k] = max(swing[k], float(np.linalg.norm(local_tip - rest_local[k][-1])))
+            clearance = min(clearance, gap)
+            touching += int(gap < 1e-6)
             parents.append(matrix)
             _end_frame(self.body.colliders)
             if bar is not None:
@@ -127,7 +134,7 @@ class SpringScene:
             joints=sum(c.joint_count for c in self.chains),
             collision_passes=max(c.collision_passes for c in self.chains), seconds=seconds,
             ms_per_frame=1000.0 * seconds / count, max_length_error=length_error,
-            min_clearance=clearance, max_tip_swing=dict(zip(self.chain_names, swing)),
+            min_clearance=clearance, contact_frames=touching, max_tip_swing=dict(zip(self.chain_names, swing)),
         )
         return run, positions, parents
 
@@ -158,8 +165,8 @@ class SpringScene:
             json.dump(run.__dict__, fh, indent=2)
         return [f"pbdcloth demo '{self.name}': {self.description.strip().splitlines()[0]}",
                 *run.lines(),
-                f"wrote chains.json, paths.png, springs.vrm.json, springs.gltf and summary.json "
-                f"to {out}/"]
+                (f"wrote chains.json, paths.png, springs.vrm.json, springs.gltf and "
+                 f"summary.json to {out}/")]
 
 
 def springs_scene(frames: int = 150) -> SpringScene:
@@ -172,9 +179,10 @@ def springs_scene(frames: int = 150) -> SpringScene:
     h = body.height
     col = dict(zip(body.collider_names, body.colliders))
     chest_y = 0.73 * h
-    # Scabbard: from the left hip (outside the thigh) down, back and a little out; 4 x 0.2 m.
-    hip = np.array([0.2, 0.53 * h - chest_y, 0.0])
-    direction = np.array([0.12, -1.0, -0.45])
+    # Scabbard: from the left hip (just outside the thigh) down, back and a little out, so the
+    # thigh swinging back knocks it; 4 x 0.2 m.
+    hip = np.array([0.19, 0.53 * h - chest_y, 0.0])
+    direction = np.array([0.03, -1.0, -0.2])
     direction /= np.linalg.norm(direction)
     scabbard = SpringChain(
         hip + 0.2 * np.arange(5)[:, None] * direction,
@@ -279,13 +287,16 @@ def paths_picture(path: str | Path, names: Sequence[str], positions: Sequence[Se
     return target
 
 
-def _draw_collider(ax, collider: Collider, origin: F, u: int, v: int) -> None:  # type: ignore[no-untyped-def]
+def _draw_collider(ax: Any, collider: Collider, origin: F, u: int, v: int) -> None:
     """Outline of a sphere or capsule projected on axes (u, v), relative to ``origin``."""
     angle = np.linspace(0.0, 2.0 * np.pi, 40)
     ring = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    radius = float(getattr(collider, "radius", 0.0))
-    ends = [getattr(collider, "center", None)] if hasattr(collider, "center") else \
-        [getattr(collider, "a"), getattr(collider, "b")]
+    if isinstance(collider, Sphere):
+        radius, ends = collider.radius, [collider.center]
+    elif isinstance(collider, Capsule):
+        radius, ends = collider.radius, [collider.a, collider.b]
+    else:
+        return
     pts = [np.asarray(e)[[u, v]] - origin[[u, v]] for e in ends]
     for p in pts:
         ax.plot(p[0] + radius * ring[:, 0], p[1] + radius * ring[:, 1], color="0.75", lw=0.6)

@@ -44,7 +44,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from .colliders.base import Collider
 from .colliders.shapes import Capsule, Sphere
-from .settings import SpringSettings
+from .settings import SPRING_SETTINGS, SpringSettings
+
+__all__ = ["SPRING_SETTINGS", "SpringChain", "SpringChainError", "SpringSettings",
+           "quaternion_matrix"]
 
 F = NDArray[np.float64]
 
@@ -213,7 +216,7 @@ class SpringChain:
             self._nodes[i + 1] = head
             rot_p = rot
 
-    def _collide(self, colliders: list[Collider], bounds: "_DistanceBounds", head: F, tail: F,
+    def _collide(self, colliders: list[Collider], bounds: _DistanceBounds, head: F, tail: F,
                  length: float, radius: float, fallback: F) -> F:
         """VRM's collision response, ``collision_passes`` times, then the optional settle.
 
@@ -263,13 +266,13 @@ class _DistanceBounds:
                                  dtype=np.int64)
         spheres = [colliders[j] for j in self._sphere]
         capsules = [colliders[j] for j in self._capsule]
-        self._centers = np.array([s.center for s in spheres]).reshape(-1, 3)  # type: ignore[attr-defined]
-        self._sphere_r = np.array([s.radius for s in spheres])  # type: ignore[attr-defined]
-        self._a = np.array([c.a for c in capsules]).reshape(-1, 3)  # type: ignore[attr-defined]
-        self._ab = np.array([c.b for c in capsules]).reshape(-1, 3) - self._a  # type: ignore[attr-defined]
+        self._centers = np.array([s.center for s in spheres]).reshape(-1, 3)
+        self._sphere_r = np.array([s.radius for s in spheres])
+        self._a = np.array([c.a for c in capsules]).reshape(-1, 3)
+        self._ab = np.array([c.b for c in capsules]).reshape(-1, 3) - self._a
         self._ab2 = np.einsum("ij,ij->i", self._ab, self._ab)
         self._ab2_safe = np.where(self._ab2 > 0.0, self._ab2, 1.0)
-        self._capsule_r = np.array([c.radius for c in capsules])  # type: ignore[attr-defined]
+        self._capsule_r = np.array([c.radius for c in capsules])
         self._phi = np.full(count, -np.inf)
 
     def near(self, point: F, radius: float) -> NDArray[np.bool_]:

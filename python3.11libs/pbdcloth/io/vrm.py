@@ -321,7 +321,7 @@ def read_gltf(path: str | os.PathLike[str]) -> SpringRig:
         raise VrmError(f"glTF file not found: {p}")
     try:
         gltf = pygltflib.GLTF2().load(str(p))
-    except Exception as exc:  # pygltflib raises assorted errors on bad files
+    except Exception as exc:  # noqa: BLE001 - pygltflib raises assorted errors on bad files
         raise VrmError(f"{p} cannot be read as glTF: {exc}") from None
     if gltf is None:
         raise VrmError(f"{p} cannot be read as glTF")
@@ -414,7 +414,7 @@ def _exact_rest(points: F, rest: Any) -> F:
 
 
 def _settings(joint: Mapping[str, Any], at: str) -> SpringSettings:
-    values = {}
+    values: dict[str, Any] = {}
     for ours, theirs in SPRING_VRM_NAMES.items():
         value = joint.get(theirs, SCHEMA_JOINT_DEFAULTS[theirs])
         values[ours] = tuple(value) if isinstance(value, list) else value
@@ -424,7 +424,7 @@ def _settings(joint: Mapping[str, Any], at: str) -> SpringSettings:
         raise VrmError(f"{at}: {exc}") from None
 
 
-def _collider(obj: Any, graph: "_Graph", at: str) -> Collider:
+def _collider(obj: Any, graph: _Graph, at: str) -> Collider:
     if not isinstance(obj, Mapping):
         raise VrmError(f"{at} must be an object")
     node = _index(obj.get("node"), len(graph), f"{at}.node")
