@@ -592,3 +592,24 @@ def test_skipping_far_colliders_changes_nothing() -> None:
     fast, slow = make(Sphere, Capsule), make(QueriedSphere, QueriedCapsule)
     for fa, fb in zip(_drive([fast], 90), _drive([slow], 90)):
         assert np.array_equal(fa, fb)
+
+
+def test_settings_and_passes_can_change_between_steps() -> None:
+    points = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.2, 0.0, 0.0]]
+    ball = Sphere((0.15, -0.12, 0.0), 0.08)
+    wanted = [SpringSettings(gravity=2.0), SpringSettings(gravity=1.0, drag=0.1)]
+    a = SpringChain(points, wanted, colliders=[ball], collision_passes=2)
+    b = SpringChain(points, colliders=[ball])
+    b.settings = wanted
+    b.collision_passes = 2
+    assert b.settings == tuple(wanted)
+    for fa, fb in zip(_drive([a], 40), _drive([b], 40)):
+        assert np.array_equal(fa, fb)
+    with pytest.raises(SpringChainError, match="3 entries but the chain has 2 joints"):
+        b.settings = [SpringSettings()] * 3
+    with pytest.raises(SpringChainError, match="collision_passes"):
+        b.collision_passes = 0
+    assert b.settings == tuple(wanted) and b.collision_passes == 2  # unchanged by the refusals
+    b.colliders.append("not a collider")  # type: ignore[arg-type]
+    with pytest.raises(SpringChainError, match=r"colliders\[1\]"):
+        b.step(DT)

@@ -118,18 +118,41 @@ class SpringChain:
         """Bone lengths (K,) [m]."""
         self._axes = offsets / lengths[:, None]
         """Rest bone directions (K, 3), unit."""
-        self.settings: tuple[SpringSettings, ...] = _per_joint(settings, len(lengths))
-        s = self.settings
+        self.settings = settings  # the setter validates and expands
+        self.colliders: list[Collider] = _as_colliders(colliders)
+        self.collision_passes = collision_passes
+        self.settle_contacts = bool(settle_contacts)
+        self.reset()
+
+    # --- settings, changeable between steps -------------------------------------------------
+    @property
+    def settings(self) -> tuple[SpringSettings, ...]:
+        """The settings of each joint (K entries). Assign one SpringSettings, a sequence of K
+        or None (defaults) to change them between steps; the chain keeps its motion."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: SpringSettings | Sequence[SpringSettings] | None) -> None:
+        s = _per_joint(value, self.joint_count)
+        self._settings = s
         self._stiffness = np.array([x.stiffness for x in s])
+        """stiffness per joint (K,) [m/s]."""
         self._gravity = np.array([x.gravity for x in s])[:, None] * np.array(
             [x.gravity_direction for x in s])
         """gravity * gravity_direction per joint (K, 3) [m/s]."""
         self._keep = 1.0 - np.array([x.drag for x in s])
+        """1 - drag per joint (K,)."""
         self._radius = np.array([x.radius for x in s])
-        self.colliders: list[Collider] = _as_colliders(colliders)
-        self.collision_passes = _as_passes(collision_passes)
-        self.settle_contacts = bool(settle_contacts)
-        self.reset()
+        """hit radius per joint (K,) [m]."""
+
+    @property
+    def collision_passes(self) -> int:
+        """How many times the colliders push each tail out per step (>= 1; 1 = VRM)."""
+        return self._passes
+
+    @collision_passes.setter
+    def collision_passes(self, value: int) -> None:
+        self._passes = _as_passes(value)
 
     # --- read-only views -------------------------------------------------------------------
     @property
@@ -225,7 +248,7 @@ class SpringChain:
         every collider in order.
         """
         point = tail[None, :].copy()
-        for _ in range(self.collision_passes):
+        for _ in range(self._passes):
             pushed = False
             near = bounds.near(point[0], radius)
             for j, collider in enumerate(colliders):
