@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from .colliders import Collider, Plane, Sphere
 from .settings import ClothSettings
 from .solver import ClothSolver
+from .spring_scene import SpringScene, springs_scene
 
 
 def grid(
@@ -164,8 +165,11 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
                  animate=animate, info={"height": height}, follow_camera=True)
 
 
-SCENES: dict[str, Callable[[], Scene]] = {
+SCENES: dict[str, Callable[[], Scene | SpringScene]] = {
     "drape": drape_scene,
     "cloak": cloak_scene,
 }
 """Scenes of ``pbdcloth demo --scene NAME``."""
+
+# Spring chains on a walking body; not cloth: the scene runs itself (SpringScene.run).
+SCENES["springs"] = springs_scene
