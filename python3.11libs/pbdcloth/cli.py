@@ -85,6 +85,7 @@ def apply_overrides(base: ClothSettings, args: argparse.Namespace) -> ClothSetti
 
 # --- demo ----------------------------------------------------------------------------------
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from .colliders import Sphere
     from .preview import contact_sheet
     from .runner import run_scene
     from .scenes import SCENES
@@ -100,7 +101,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"pbdcloth demo '{scene.name}': {scene.description.strip().splitlines()[0]}")
     summary, frames = run_scene(scene, out, progress=not args.quiet)
-    spheres = [(c.center, c.radius) for c in scene.colliders if hasattr(c, "center")]
+    spheres = [(c.center, c.radius) for c in scene.colliders if isinstance(c, Sphere)]
     picture = contact_sheet(out / "preview.png", frames, scene.triangles,
                             title=f"pbdcloth {scene.name}: {len(frames) - 1} frames",
                             spheres=spheres, follow=scene.follow_camera)
@@ -122,7 +123,7 @@ def _run_spring_scene(scene: "SpringScene", args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     from .scenes import SCENES
 
     p = sub.add_parser(
@@ -147,13 +148,13 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_settings(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_settings(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     p = sub.add_parser("settings", help="print the reference of every solver setting (Markdown)")
     p.set_defaults(func=_cmd_settings)
 
 
 #: Sub-command registrations; other modules append theirs.
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg,unused-ignore]
     _add_demo,
     _add_settings,
 ]
