@@ -52,7 +52,7 @@ class Body:
         p = {k: v * h for k, v in _PROPORTIONS.items()}
         sw = 0.11 * h   # shoulder half-width
         hw = 0.055 * h  # hip half-width
-        j = {
+        j: dict[str, tuple[float, float, float]] = {
             "head": (0, p["head"], 0), "neck": (0, p["neck"], 0),
             "chest": (0, p["chest"], 0), "waist": (0, p["waist"], 0), "hips": (0, p["hips"], 0),
         }

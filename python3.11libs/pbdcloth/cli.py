@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .settings import (
     CLOTH_SETTINGS,
@@ -23,6 +23,9 @@ from .settings import (
     Setting,
     SettingsError,
 )
+
+if TYPE_CHECKING:
+    from .spring_scene import SpringScene
 
 EXIT_USAGE = 2
 
@@ -82,11 +85,15 @@ def apply_overrides(base: ClothSettings, args: argparse.Namespace) -> ClothSetti
 
 # --- demo ----------------------------------------------------------------------------------
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from .colliders import Sphere
     from .preview import contact_sheet
     from .runner import run_scene
     from .scenes import SCENES
+    from .spring_scene import SpringScene
 
     scene = SCENES[args.scene]()
+    if isinstance(scene, SpringScene):  # spring chains, not cloth: the scene runs itself
+        return _run_spring_scene(scene, args)
     scene.settings = apply_overrides(scene.settings, args)
     if args.frames is not None:
         scene.frames = args.frames
@@ -94,17 +101,29 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"pbdcloth demo '{scene.name}': {scene.description.strip().splitlines()[0]}")
     summary, frames = run_scene(scene, out, progress=not args.quiet)
-    spheres = [(c.center, c.radius) for c in scene.colliders if hasattr(c, "center")]
+    spheres = [(c.center, c.radius) for c in scene.colliders if isinstance(c, Sphere)]
     picture = contact_sheet(out / "preview.png", frames, scene.triangles,
                             title=f"pbdcloth {scene.name}: {len(frames) - 1} frames",
-                            spheres=spheres)
+                            spheres=spheres, follow=scene.follow_camera)
     for line in summary.lines():
         print(line)
     print(f"wrote {len(summary.outputs)} OBJ frames, log.jsonl and {picture} to {out}/")
     return 0
 
 
-def _add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _run_spring_scene(scene: "SpringScene", args: argparse.Namespace) -> int:
+    """Run a spring-chain scene (``springs``) through its own ``run`` method."""
+    given = settings_overrides(args)
+    if given:
+        raise SettingsError(f"cloth settings do not apply to scene '{args.scene}': "
+                            f"{', '.join(sorted(given))}")
+    out = Path(args.out) if args.out else Path("out") / args.scene
+    for line in scene.run(out, frames=args.frames, progress=not args.quiet):
+        print(line)
+    return 0
+
+
+def _add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     from .scenes import SCENES
 
     p = sub.add_parser(
@@ -129,13 +148,13 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_settings(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_settings(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     p = sub.add_parser("settings", help="print the reference of every solver setting (Markdown)")
     p.set_defaults(func=_cmd_settings)
 
 
 #: Sub-command registrations; other modules append theirs.
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg,unused-ignore]
     _add_demo,
     _add_settings,
 ]

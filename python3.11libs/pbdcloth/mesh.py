@@ -76,8 +76,9 @@ def triangulate(faces: ArrayLike | Sequence[Sequence[int]]) -> IndexArray:
                 f"face {number} has {face.size} corner(s); a face needs at least 3 point indices"
             )
         if not np.issubdtype(face.dtype, np.integer):
-            if not (np.issubdtype(face.dtype, np.number) and np.all(np.isfinite(face))
-                    and np.all(face == np.round(face))):
+            numeric = np.issubdtype(face.dtype, np.number)
+            values = face.astype(np.float64) if numeric else np.zeros(0)
+            if not (numeric and np.all(np.isfinite(values)) and np.all(values == np.round(values))):
                 raise MeshError(f"face {number} has indices that are not whole numbers: {face!r}")
         corners = [int(i) for i in face]
         tris.extend((corners[0], corners[i], corners[i + 1]) for i in range(1, len(corners) - 1))

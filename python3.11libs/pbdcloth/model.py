@@ -231,9 +231,16 @@ def geodesic_to_pins(
 
 
 def build_tethers(topology: Topology, pinned: IndexArray, particle_count: int) -> Tethers:
-    """Tie every free particle reachable from a pin to its nearest pin (geodesic rest distance)."""
-    dist, anchor = geodesic_to_pins(topology.edges, topology.edge_rest_length, pinned,
-                                    particle_count)
+    """Tie every free particle reachable from a pin to its nearest pin (geodesic rest distance).
+
+    The geodesic is the shortest path over the mesh edges AND the wing-to-wing diagonals of each
+    pair of adjacent triangles (straight lines across two triangles). Paths over edges alone zig-zag
+    and overestimate a diagonal distance on a grid by up to 8%, which would leave the tethers that
+    much slack; with the diagonals the overestimate on a regular grid is under 3%.
+    """
+    links = np.concatenate([topology.edges, topology.shear_pairs])
+    lengths = np.concatenate([topology.edge_rest_length, topology.shear_rest_length])
+    dist, anchor = geodesic_to_pins(links, lengths, pinned, particle_count)
     free = np.ones(particle_count, dtype=bool)
     free[pinned] = False
     tied = np.flatnonzero(free & (anchor >= 0))

@@ -24,6 +24,15 @@ def _require_matplotlib():  # type: ignore[no-untyped-def]
     return plt
 
 
+def _shade(polys: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Two-sided Lambert shading in [0.35, 1] of triangles (T, 3, 3) lit from the viewer's side."""
+    n = np.cross(polys[:, 1] - polys[:, 0], polys[:, 2] - polys[:, 0])
+    n /= np.maximum(np.linalg.norm(n, axis=1), 1e-30)[:, None]
+    light = np.array([-0.4, -0.6, 0.7])
+    light /= np.linalg.norm(light)
+    return 0.35 + 0.65 * np.abs(n @ light)
+
+
 def contact_sheet(
     path: str | Path,
     frames: Sequence[NDArray[np.float64]],
@@ -33,11 +42,13 @@ def contact_sheet(
     panels: int = 8,
     title: str = "",
     spheres: Sequence[tuple[NDArray[np.float64], float]] = (),
+    follow: bool = False,
 ) -> Path:
     """Draw up to ``panels`` evenly spaced frames side by side, in 3D, into a PNG (atomically).
 
     ``colors`` (optional, one (N,) array per frame) colours the triangles by the mean of their
-    corners' values (e.g. strain). ``spheres`` are drawn as wireframes for context.
+    corners' values (e.g. strain). ``spheres`` are drawn as wireframes for context. With
+    ``follow`` each panel is centred on its own frame (for cloth that travels, like the cloak).
     """
     plt = _require_matplotlib()
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
@@ -50,7 +61,7 @@ def contact_sheet(
     centre, half = (lo + hi) / 2, max(float((hi - lo).max()) / 2, 1e-6)
     cols = min(4, len(picks))
     rows = int(np.ceil(len(picks) / cols))
-    fig = plt.figure(figsize=(3.2 * cols, 3.2 * rows), dpi=100)
+    fig = plt.figure(figsize=(3.6 * cols, 3.6 * rows), dpi=110)
     vmax = max((float(c.max()) for c in colors), default=1.0) if colors else 1.0
     cmap = plt.get_cmap("viridis")
     for k, i in enumerate(picks):
@@ -62,7 +73,8 @@ def contact_sheet(
             value = colors[i][triangles].mean(axis=1) / (vmax if vmax > 0 else 1.0)
             face = cmap(value)
         else:
-            face = (0.55, 0.65, 0.85, 1.0)
+            face = np.tile([0.55, 0.65, 0.85, 1.0], (len(triangles), 1))
+        face[:, :3] *= _shade(polys)[:, None]
         coll = Poly3DCollection(polys, facecolors=face, edgecolors=(0, 0, 0, 0.08),
                                 linewidths=0.2)
         ax.add_collection3d(coll)
@@ -71,7 +83,11 @@ def contact_sheet(
             ax.plot_wireframe(centre_s[0] + radius * np.cos(u) * np.sin(v),
                               centre_s[2] + radius * np.sin(u) * np.sin(v),
                               centre_s[1] + radius * np.cos(v), color="0.6", linewidth=0.3)
-        c = centre[[0, 2, 1]]
+        if follow:
+            lo_i, hi_i = frames[i].min(axis=0), frames[i].max(axis=0)
+            c = ((lo_i + hi_i) / 2)[[0, 2, 1]]
+        else:
+            c = centre[[0, 2, 1]]
         ax.set_xlim(c[0] - half, c[0] + half)
         ax.set_ylim(c[1] - half, c[1] + half)
         ax.set_zlim(c[2] - half, c[2] + half)

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from .colliders import Collider, Plane, Sphere
 from .settings import ClothSettings
 from .solver import ClothSolver
+from .spring_scene import SpringScene, springs_scene
 
 
 def grid(
@@ -71,6 +72,8 @@ class Scene:
     animate: Callable[[ClothSolver, int], None] | None = None
     """Called before each frame with the solver and the frame number (1-based)."""
     info: dict[str, float] = field(default_factory=dict)
+    follow_camera: bool = False
+    """Pictures centre each frame on the cloth (for scenes where it travels)."""
 
     def make_solver(self) -> ClothSolver:
         return ClothSolver(self.positions, self.triangles, pinned=self.pinned,
@@ -88,7 +91,7 @@ def drape_scene(resolution: int = 50, settings: ClothSettings | None = None,
                      origin=(-size / 2, 1.2, -size / 2))
     pinned = np.array([0, resolution - 1], dtype=np.int64)
     s = settings or ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, thickness=0.01,
-                                  friction=0.3, damping=0.1)
+                                  friction=0.4, damping=0.2, tethers=True, tether_slack=1.02)
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, 0.6, 0.15), 0.35)]
     return Scene("drape", description=drape_scene.__doc__ or "", positions=pos, triangles=tris,
                  pinned=pinned, settings=s, colliders=colliders, frames=frames)
@@ -104,7 +107,69 @@ def hanging_scene(nx: int = 20, ny: int = 20, size: float = 1.0,
                  settings=settings or ClothSettings(), colliders=[], frames=frames)
 
 
-SCENES: dict[str, Callable[[], Scene]] = {
+def cloak_mesh(nu: int = 24, nv: int = 32, top_radius: float = 0.22, bottom_radius: float = 0.5,
+               length: float = 1.0, wrap: float = 0.6) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """A half cone round the back, in the chest's frame (x right-to-left, y up, z forward).
+
+    The top row (``nu`` points) wraps the back of the neck from one shoulder to the other along an
+    arc covering ``wrap`` of a half turn; the cloak falls ``length`` metres, widening from
+    ``top_radius`` to ``bottom_radius``. Returns (positions (nu*nv, 3), triangles).
+    """
+    pos, tris = grid(nu, nv, 1.0, 1.0, plane="xz")
+    u, v = pos[:, 0], pos[:, 2]
+    phi = np.pi * (0.5 - wrap / 2 + wrap * u)
+    r = top_radius + (bottom_radius - top_radius) * v
+    local = np.stack([r * np.cos(phi), -length * v, -r * np.sin(phi)], axis=1)
+    return local, tris
+
+
+def _to_world(matrix: NDArray[np.float64], local: NDArray[np.float64]) -> NDArray[np.float64]:
+    return local @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
+                turn_rate: float = 0.6, settings: ClothSettings | None = None,
+                nu: int = 24, nv: int = 32) -> Scene:
+    """A wool cloak pinned at the shoulders of a capsule body that walks and turns.
+
+    XPBD in small steps (one iteration per substep) with tethers to the shoulder pins; the body's
+    capsules move every frame and are interpolated through the substeps.
+    """
+    from .body import Body
+
+    body = Body(height)
+    walk = {"speed": speed, "turn_rate": turn_rate}
+    body.move_to_time(0.0, **walk)
+    for c in body.colliders:
+        c.end_frame()
+    local, tris = cloak_mesh(nu, nv)
+    # Hang the top row a little above the shoulders, behind the neck.
+    local[:, 1] += 0.03 * height
+    chest = body.frame(0.0, **walk)
+    pos = _to_world(chest, local)
+    pins = np.arange(nu, dtype=np.int64)
+    s = settings or ClothSettings(
+        model="xpbd", substeps=20, iterations=1, density=0.3, stretch_compliance=1e-7,
+        shear_compliance=1e-6, bend_compliance=50.0, damping=0.5, tethers=True,
+        tether_slack=1.02, thickness=0.01, friction=0.3,
+    )
+    fps = 24.0
+
+    def animate(solver: ClothSolver, frame: int) -> None:
+        t = frame / fps
+        body.move_to_time(t, **walk)
+        solver.set_pin_targets(_to_world(body.frame(t, **walk), local[pins]))
+
+    return Scene("cloak", description=cloak_scene.__doc__ or "", positions=pos, triangles=tris,
+                 pinned=pins, settings=s, colliders=list(body.colliders), frames=frames, fps=fps,
+                 animate=animate, info={"height": height}, follow_camera=True)
+
+
+SCENES: dict[str, Callable[[], Scene | SpringScene]] = {
     "drape": drape_scene,
+    "cloak": cloak_scene,
 }
 """Scenes of ``pbdcloth demo --scene NAME``."""
+
+# Spring chains on a walking body; not cloth: the scene runs itself (SpringScene.run).
+SCENES["springs"] = springs_scene

@@ -5,7 +5,7 @@ particles of a color gives three contiguous rows and the constraint math runs on
 
 The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1):
 
-1. predict: v += h (g + wind load) on free particles; v *= exp(-damping h); p = x + h v;
+1. predict: v = exp(-damping h) v + h (g + wind load) on free particles; p = x + h v;
    pinned particles move to their targets, interpolated linearly through the frame.
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
    then tethers, then colliders (last, so particles end each iteration outside obstacles).
@@ -148,6 +148,7 @@ class NumpyBackend:
         self._lam_stretch = np.zeros(model.stretch.count)
         self._lam_shear = np.zeros(model.shear.count)
         self._lam_bend = np.zeros(model.bend.count)
+        self._denominators: dict[tuple[int, float, float], list[F]] = {}
 
     # ---------------------------------------------------------------------------------------
     def step(
@@ -184,15 +185,17 @@ class NumpyBackend:
 
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
-            # 1. predict
+            # 1. predict. Damping acts on the velocity carried over, before the external
+            # acceleration is added, so a resting cloth feels its full weight (damping the sum, as
+            # the seed does, scales gravity by exp(-damping h) and biases every static sag).
+            if decay != 1.0:
+                V *= decay
             if has_wind:
                 normals = _vertex_normals_t(X, model.topology.triangles)
                 load = (wind @ normals) * normals
                 V[:, free_idx] += h * (gravity + load[:, free_idx])
             else:
                 V[:, free_idx] += h * gravity
-            if decay != 1.0:
-                V *= decay
             X_prev = X
             P = X + h * V
             if pins.size:
@@ -261,26 +264,50 @@ class NumpyBackend:
         self, R: F, R_prev: F, colors: list[_DistanceColor], lam: F, compliance: float,
         settings: ClothSettings, h: float,
     ) -> None:
-        """XPBD distance projection with compliance [m/N] and constraint damping."""
+        """XPBD distance projection with compliance [m/N] and constraint damping.
+
+        dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1 + gamma)(w_i + w_j) + alpha~),
+        x_i += w_i dlambda n, x_j -= w_j dlambda n (Macklin 2016, eq. 18 and 26).
+        """
         alpha = compliance / (h * h)
         gamma = alpha * settings.constraint_damping * h
-        buf = self._dist_x
-        for c in colors:
-            x = R.take(c.g, mode="clip", out=buf[: 6 * c.m]).reshape(2, 3, c.m)
-            d = x[0] - x[1]
-            length = np.sqrt(np.einsum("ij,ij->j", d, d))
-            d /= np.maximum(length, MIN_LENGTH)
+        inv_denoms = self._inverse_denominators(colors, alpha, gamma)
+        for c, inv_denom in zip(colors, inv_denoms):
+            m = c.m
+            x = R.take(c.g, mode="clip", out=self._dist_x[: 6 * m]).reshape(2, 3, m)
+            d = np.subtract(x[0], x[1], out=self._dist_d[: 3 * m].reshape(3, m))
+            length, safe = self._dist_l[0, :m], self._dist_l[1, :m]
+            np.einsum("ij,ij->j", d, d, out=length)
+            np.sqrt(length, out=length)
+            np.maximum(length, MIN_LENGTH, out=safe)
+            np.divide(d, safe, out=d)                       # n
             lam_c = lam[c.sl]
-            numer = c.rest - length - alpha * lam_c
+            numer = np.subtract(c.rest, length, out=length)  # -C
+            if alpha != 0.0:
+                numer -= alpha * lam_c
             if gamma != 0.0:
-                rel = x - R_prev.take(c.g, mode="clip").reshape(2, 3, c.m)
+                rel = x - R_prev.take(c.g, mode="clip").reshape(2, 3, m)
                 numer -= gamma * np.einsum("ij,ij->j", d, rel[0] - rel[1])
-            denom = (1.0 + gamma) * c.wsum + alpha
-            dlam = numer / np.where(denom > 0.0, denom, 1.0)
-            lam[c.sl] = lam_c + dlam
-            d *= dlam
-            x += c.w * d
+            dlam = np.multiply(numer, inv_denom, out=numer)
+            lam_c += dlam
+            np.multiply(d, dlam, out=d)
+            x += np.multiply(c.w, d, out=self._dist_w[: 6 * m].reshape(2, 3, m))
             R[c.g] = x.reshape(-1)
+
+    def _inverse_denominators(self, colors: list[_DistanceColor], alpha: float,
+                              gamma: float) -> list[F]:
+        """1 / ((1 + gamma)(w_i + w_j) + alpha~) per color, cached while alpha~, gamma hold."""
+        key = (id(colors), alpha, gamma)
+        cached = self._denominators.get(key)
+        if cached is None:
+            cached = []
+            for c in colors:
+                denom = (1.0 + gamma) * c.wsum + alpha
+                cached.append(np.where(denom > 0.0, 1.0 / np.where(denom > 0.0, denom, 1.0), 0.0))
+            if len(self._denominators) > 8:
+                self._denominators.clear()
+            self._denominators[key] = cached
+        return cached
 
     def _bend_pbd(self, R: F, k: float) -> None:
         """PBD dihedral bend (Müller 2006, eq. 8, with the closed-form angle gradient)."""
@@ -312,17 +339,25 @@ class NumpyBackend:
         for c in self._bend:
             x = work.gather(R, c.g)
             theta, grad, valid = dihedral_angle_and_gradient(x, work)
-            cval = constraint_angle(theta, c.rest)
+            numer = constraint_angle(theta, c.rest)
+            np.negative(numer, out=numer)                   # -C
             wg = np.multiply(grad, c.w, out=self._wg[: 12 * c.m].reshape(4, 3, c.m))
             lam_c = lam[c.sl]
-            numer = -cval - alpha * lam_c
+            if alpha != 0.0:
+                numer -= alpha * lam_c
             if gamma != 0.0:
                 dx = x - R_prev.take(c.g, mode="clip").reshape(4, 3, c.m)
                 numer -= gamma * np.einsum("kij,kij->j", grad, dx)
-            denom = (1.0 + gamma) * np.einsum("kij,kij->j", wg, grad) + alpha
-            ok = denom > 0.0
-            dlam = np.where(ok, numer / np.where(ok, denom, 1.0), 0.0)
-            lam[c.sl] = lam_c + dlam
+            denom = np.einsum("kij,kij->j", wg, grad)
+            if gamma != 0.0:
+                denom *= 1.0 + gamma
+            denom += alpha
+            if denom.min(initial=1.0) > 0.0:
+                dlam = np.divide(numer, denom, out=numer)
+            else:
+                ok = denom > 0.0
+                dlam = np.where(ok, numer / np.where(ok, denom, 1.0), 0.0)
+            lam_c += dlam
             wg *= dlam
             x += wg
             R[c.g] = x.reshape(-1)

@@ -80,8 +80,8 @@ class ReferenceBackend:
             raise NotImplementedError("the reference loop has no wind")
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
-            V[free] += h * g
             V *= decay
+            V[free] += h * g
             P = X + h * V
             if model.pinned.size:
                 P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end

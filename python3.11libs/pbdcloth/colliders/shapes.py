@@ -167,8 +167,8 @@ class Capsule(Collider):
     def displacement(self, points: F, alpha0: float, alpha1: float) -> F:
         a0, b0 = lerp(self._a0, self._a1, alpha0), lerp(self._b0, self._b1, alpha0)
         a1, b1 = lerp(self._a0, self._a1, alpha1), lerp(self._b0, self._b1, alpha1)
-        u = self._axis_param(points, a0, b0)[:, None]
-        return (1.0 - u) * (a1 - a0) + u * (b1 - b0)
+        u: F = self._axis_param(points, a0, b0)[:, None]
+        return np.asarray((1.0 - u) * (a1 - a0) + u * (b1 - b0), dtype=np.float64)
 
     def end_frame(self) -> None:
         self._a0, self._b0 = self._a1, self._b1
