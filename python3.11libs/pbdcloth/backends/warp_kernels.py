@@ -131,13 +131,13 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         v_pred: wp.array(dtype=vec3),
         contact: wp.array(dtype=wp.int32),
     ):
-        """v += h (g + (wind . n) n) on free particles; v *= decay; p = x + h v; clear contacts.
+        """v = decay v, then v += h (g + (wind . n) n) on free particles; p = x + h v; no contact.
 
         n is the area-weighted vertex normal (sum of the incident triangles' cross products in
         triangle order, then normalised), as numpy_backend._vertex_normals_t.
         """
         i = wp.tid()
-        vi = v[i]
+        vi = v[i] * decay
         if inv_mass[i] > zero:
             acc = gravity
             if use_wind != 0:
@@ -151,7 +151,6 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
                     nsum = nsum / length
                 acc = gravity + nsum * wp.dot(wind, nsum)
             vi = vi + acc * h
-        vi = vi * decay
         v[i] = vi
         v_pred[i] = vi
         p[i] = x[i] + vi * h
@@ -248,7 +247,8 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         alpha: scalar,
         gamma: scalar,
     ):
-        """XPBD: dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1+gamma)(w_i+w_j) + alpha~)."""
+        """XPBD: dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1+gamma)(w_i+w_j) + alpha~),
+        x_i += w_i dlambda n, x_j -= w_j dlambda n."""
         c = offset + wp.tid()
         i = ci[c]
         j = cj[c]
@@ -263,9 +263,9 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         w_i = wi[c]
         w_j = wj[c]
         denom = (one + gamma) * (w_i + w_j) + alpha
-        dlam = numer
+        dlam = zero  # both ends pinned and rigid: nothing moves
         if denom > zero:
-            dlam = numer / denom
+            dlam = numer * (one / denom)
         lam[c] = lam[c] + dlam
         n = n * dlam
         p[i] = xi + n * w_i

@@ -1,0 +1,381 @@
+"""The Warp backend (CPU device) against the numpy backend: same scenes, same settings, same result.
+
+Warp runs in float32, numpy in float64, so the two agree to a tolerance, not bit for bit. Every
+bound below was measured (values in the comments) and is explained by float32 rounding alone: the
+same kernels built in float64 agree with numpy to ~1e-12 m, so the kernels compute the same
+formulas, and what is left is rounding (unit roundoff 6e-8, i.e. ~1e-7 m on positions of ~1 m)
+carried through the dynamics. The tests skip when Warp is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+wp = pytest.importorskip("warp")
+wp.config.quiet = True
+
+from pbdcloth import Capsule, ClothSettings, ClothSolver, Plane, SettingsError, Sphere  # noqa: E402
+from pbdcloth.backends.numpy_backend import FrameStats  # noqa: E402
+from pbdcloth.backends.warp_backend import WarpBackend, WarpUnsupportedError  # noqa: E402
+from pbdcloth.colliders.base import Collider  # noqa: E402
+from pbdcloth.scenes import Scene, cloak_scene, drape_scene, grid, hanging_scene  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DT = 1.0 / 24.0
+
+
+class Run:
+    """Positions (frames, N, 3) and stats of one simulation."""
+
+    def __init__(self, positions: np.ndarray, stats: list[FrameStats], solver: ClothSolver):
+        self.initial = solver.model.mesh.positions
+        self.positions = positions
+        self.stats = stats
+        self.solver = solver
+
+    @property
+    def final(self) -> np.ndarray:
+        return self.positions[-1]
+
+
+def simulate(scene: Scene, frames: int, backend: str = "numpy", precision: str = "float32",
+             use_graph: bool = True) -> Run:
+    """Step ``scene`` (fresh) for ``frames`` frames on numpy or on Warp's CPU device."""
+    solver = scene.make_solver()
+    if backend == "warp":
+        solver.use_backend(WarpBackend(solver.model, device="cpu", precision=precision,
+                                       use_graph=use_graph))
+    out, stats = [], []
+    for frame in range(1, frames + 1):
+        if scene.animate is not None:
+            scene.animate(solver, frame)
+        stats.append(solver.step(DT))
+        out.append(solver.positions.copy())
+    return Run(np.array(out), stats, solver)
+
+
+def max_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest distance between corresponding particles [m]."""
+    return float(np.linalg.norm(a - b, axis=-1).max())
+
+
+# --- 48 frames: hanging cloth and sphere drape -------------------------------------------------
+
+#: Hanging 20 x 20 sheet (1 m, default settings), 48 frames: measured 3.6e-6 m at the end (peak
+#: 5e-6). The sheet stays exactly in its plane on both backends (its out-of-plane coordinate is
+#: exactly 0 in any arithmetic), so the in-plane problem is well conditioned: rounding of ~1e-7 m
+#: per operation adds up over 480 substeps to a few micrometres. Bound: 2e-5 of the sheet's size.
+HANGING_BOUND = 2e-5
+
+#: Drape with friction 1 and damping 2/s (16 x 16, 1.5 m), 48 frames: measured 6.4e-5 m; with
+#: the input moved by random 1e-7 m offsets (five seeds) Warp ends 4.6e-5 .. 1.3e-4 m from numpy.
+#: Without friction and damping the drape is chaotic (measured: 5 cm apart by frame 48), so this
+#: test keeps both. Bound: 3e-4 m = 2e-4 of the cloth's size, twice the largest measured value.
+DRAPE_BOUND = 3e-4
+
+#: float64 kernels against numpy over the same 48 frames: measured 0 (hanging) and 5e-13 m
+#: (drape); the remainder is the order of a few floating-point operations.
+FLOAT64_BOUND = 1e-9
+
+
+def _drape() -> Scene:
+    settings = ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, thickness=0.01,
+                             friction=1.0, damping=2.0)
+    return drape_scene(resolution=16, settings=settings)
+
+
+_REFERENCE: dict[str, Run] = {}
+
+
+def _numpy_run(name: str, make: Callable[[], Scene], frames: int) -> Run:
+    if name not in _REFERENCE:
+        _REFERENCE[name] = simulate(make(), frames)
+    return _REFERENCE[name]
+
+
+@pytest.mark.parametrize(("name", "make", "bound"), [
+    ("hanging", hanging_scene, HANGING_BOUND),
+    ("drape", _drape, DRAPE_BOUND),
+])
+def test_warp_float32_agrees_with_numpy_after_48_frames(
+    name: str, make: Callable[[], Scene], bound: float
+) -> None:
+    reference = _numpy_run(name, make, 48)
+    run = simulate(make(), 48, "warp")
+    # The cloth really moved (the bound is small against the motion) ...
+    assert max_diff(reference.final, reference.initial) > 0.05
+    # ... and every particle agrees within the float32 bound.
+    assert max_diff(run.final, reference.final) < bound
+    assert max_diff(run.solver.velocities, reference.solver.velocities) < 0.05
+
+
+@pytest.mark.parametrize(("name", "make"), [("hanging", hanging_scene), ("drape", _drape)])
+def test_warp_float64_kernels_compute_the_numpy_formulas(
+    name: str, make: Callable[[], Scene]
+) -> None:
+    reference = _numpy_run(name, make, 48)
+    run = simulate(make(), 48, "warp", precision="float64")
+    assert max_diff(run.final, reference.final) < FLOAT64_BOUND
+
+
+def test_drape_float32_bound_is_tight_enough_to_fail() -> None:
+    """Negative control: the drape without friction and damping (chaotic) leaves the bound."""
+    settings = ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, friction=0.0,
+                             damping=0.0)
+    make = lambda: drape_scene(resolution=16, settings=settings)  # noqa: E731
+    a = simulate(make(), 24)
+    b = simulate(make(), 24, "warp")
+    assert max_diff(a.final, b.final) > DRAPE_BOUND
+
+
+# --- every settings path -----------------------------------------------------------------------
+
+#: Short runs (10 frames of 8 substeps, 10 x 10 sheet falling onto a sphere, a capsule and a
+#: plane): Warp-numpy differences measured 2e-6 .. 2.8e-5 m over the cases below (largest without
+#: bending, the floppiest sheet); bound 1e-4 m. Each case's control (the same scene with the
+#: feature off) differs from it by at least 20 times the bound on numpy (measured 1.2e-2 m and
+#: more), so a backend that ignored the feature would fail.
+PATH_BOUND = 1e-4
+FRAMES = 10
+
+
+def _sheet(settings: ClothSettings, animate: str = "") -> Scene:
+    """A 0.6 m, 10 x 10 sheet pinned at two corners above a sphere, on a plane."""
+    pos, tris = grid(10, 10, 0.6, 0.6, plane="xz", origin=(0.0, 0.36, 0.0))
+    sphere = Sphere((0.3, 0.15, 0.3), 0.15)
+    plane = Plane((0.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    capsule = Capsule((-0.2, 0.2, 0.15), (-0.2, 0.2, 0.45), 0.05)
+    colliders: list[Collider] = [plane, sphere, capsule]
+    pinned = np.array([0, 9], dtype=np.int64)
+    start = pos[pinned].copy()
+
+    def move(solver: ClothSolver, frame: int) -> None:
+        t = frame * DT
+        if animate == "sphere":
+            sphere.move_to((0.3 + 0.4 * t, 0.15 + 0.5 * t, 0.3))
+        elif animate == "capsule":
+            capsule.move_to((-0.2 + 2.0 * t, 0.2, 0.15), (-0.2 + 2.0 * t, 0.2 + 0.3 * t, 0.45))
+        elif animate == "plane":
+            plane.move_to((0.0, 0.6 * t, 0.0), (0.3 * t, 1.0, 0.0))
+        elif animate == "pins":
+            turn = np.array([np.cos(6.0 * t) - 1.0, 0.0, np.sin(6.0 * t)]) * 0.1
+            solver.set_pin_targets(start + turn + [0.0, 0.3 * t, 0.0])
+
+    return Scene("sheet", "", pos, tris, pinned, settings, colliders, FRAMES,
+                 animate=move if animate else None)
+
+
+BASE = dict(substeps=8, iterations=1, friction=0.3, bend_stiffness=0.1)
+
+#: (id, settings of the case, settings of its control, what moves in the case)
+CASES: list[tuple[str, dict[str, object], dict[str, object], str]] = [
+    ("pbd-stiffness", dict(stretch_stiffness=0.5, shear_stiffness=0.3, bend_stiffness=0.9), {}, ""),
+    ("pbd-no-bend", dict(bend_stiffness=0.0), {}, ""),
+    ("xpbd", dict(model="xpbd"), {}, ""),
+    ("xpbd-compliance", dict(model="xpbd", stretch_compliance=2e-3, bend_compliance=0.5),
+     dict(model="xpbd"), ""),
+    ("xpbd-constraint-damping", dict(model="xpbd", stretch_compliance=2e-3, constraint_damping=0.02),
+     dict(model="xpbd", stretch_compliance=2e-3), ""),
+    ("iterations", dict(iterations=3, stretch_stiffness=0.5), dict(stretch_stiffness=0.5), ""),
+    ("velocity-damping", dict(damping=4.0), {}, ""),
+    ("gravity", dict(gravity=(2.0, -6.0, 1.0)), {}, ""),
+    ("wind", dict(wind=(3.0, -2.0, 8.0)), {}, ""),
+    ("tethers", dict(stretch_stiffness=0.1, tethers=True), dict(stretch_stiffness=0.1), ""),
+    ("tether-slack", dict(stretch_stiffness=0.1, tethers=True, tether_slack=1.1),
+     dict(stretch_stiffness=0.1, tethers=True), ""),
+    ("thickness", dict(thickness=0.04), {}, ""),
+    ("frictionless", dict(friction=0.0), {}, ""),
+    ("static-friction", dict(static_friction=3.0), {}, ""),
+    ("restitution", dict(restitution=0.9, friction=0.0), dict(friction=0.0), ""),
+    ("moving-sphere", {}, {}, "sphere"),
+    ("moving-capsule", {}, {}, "capsule"),
+    ("moving-plane", {}, {}, "plane"),
+    ("animated-pins", {}, {}, "pins"),
+]
+
+
+@pytest.mark.parametrize(("case", "change", "control", "animate"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_settings_path_behaves_the_same_on_both_backends(
+    case: str, change: dict[str, object], control: dict[str, object], animate: str
+) -> None:
+    settings = ClothSettings(**{**BASE, **change})  # type: ignore[arg-type]
+    reference = simulate(_sheet(settings, animate), FRAMES)
+    run = simulate(_sheet(settings, animate), FRAMES, "warp")
+    assert max_diff(run.final, reference.final) < PATH_BOUND
+    for ours, theirs in zip(run.stats, reference.stats):
+        assert abs(ours.contacts - theirs.contacts) <= 1
+        assert ours.tethers_active == theirs.tethers_active
+    # Control: the feature changes the result far beyond the bound.
+    off = simulate(_sheet(ClothSettings(**{**BASE, **control}), ""), FRAMES)  # type: ignore
+    assert max_diff(off.final, reference.final) > 20 * PATH_BOUND
+
+
+def test_walking_cloak_agrees() -> None:
+    """XPBD, tethers, pins following the shoulders and capsules walking, all at once."""
+    make = lambda: cloak_scene(frames=8, nu=12, nv=16)  # noqa: E731
+    reference = simulate(make(), 8)
+    run = simulate(make(), 8, "warp")
+    assert max_diff(reference.final, reference.initial) > 0.02
+    assert max_diff(run.final, reference.final) < PATH_BOUND
+    assert [s.contacts for s in run.stats] == pytest.approx(
+        [s.contacts for s in reference.stats], abs=2)
+
+
+# --- pins, collisions, state changes -----------------------------------------------------------
+
+def test_pins_reach_their_targets_exactly_in_float32() -> None:
+    scene = _sheet(ClothSettings(**BASE), "pins")  # type: ignore[arg-type]
+    solver = scene.make_solver()
+    solver.use_backend(WarpBackend(solver.model, device="cpu"))
+    for frame in range(1, 6):
+        scene.animate(solver, frame)  # type: ignore[misc]
+        target = solver._pin_end.copy()
+        solver.step(DT)
+        np.testing.assert_array_equal(solver.positions[solver.pinned],
+                                      target.astype(np.float32).astype(np.float64))
+
+
+def test_no_particle_ends_a_frame_inside_a_collider() -> None:
+    settings = ClothSettings(**BASE, thickness=0.02)  # type: ignore[arg-type]
+    scene = _sheet(settings, "sphere")
+    sphere = scene.colliders[1]
+    solver = scene.make_solver()
+    solver.use_backend(WarpBackend(solver.model, device="cpu"))
+    deepest = np.inf
+    for frame in range(1, FRAMES + 1):
+        scene.animate(solver, frame)  # type: ignore[misc]
+        solver.step(DT)
+        free = solver.model.inv_mass > 0
+        phi, _ = sphere.query(solver.positions[free], 1.0)
+        deepest = min(deepest, float(phi.min()))
+    # Projected last in every iteration: at least the thickness, to float32 rounding (1e-7 m).
+    assert settings.thickness - 1e-6 < deepest < settings.thickness + 1e-3
+
+
+def test_settings_change_and_teleport_between_frames_follow_numpy() -> None:
+    """A settings change re-records the frame; assigned positions are uploaded again."""
+    runs = []
+    for backend in ("numpy", "warp"):
+        scene = _sheet(ClothSettings(**BASE))  # type: ignore[arg-type]
+        solver = scene.make_solver()
+        if backend == "warp":
+            solver.use_backend(WarpBackend(solver.model, device="cpu"))
+        for _ in range(3):
+            solver.step(DT)
+        solver.settings = solver.settings.replace(model="xpbd", substeps=5, wind=(0, 0, 4.0))
+        for _ in range(3):
+            solver.step(DT)
+        solver.positions = solver.positions + [0.0, 0.05, 0.0]
+        solver.velocities = np.zeros_like(solver.velocities)
+        for _ in range(3):
+            solver.step(DT)
+        runs.append(solver.positions)
+    assert max_diff(runs[0], runs[1]) < PATH_BOUND
+
+
+def test_flat_sheet_without_gravity_stays_still() -> None:
+    pos, tris = grid(12, 10, 1.0, 0.8)
+    settings = ClothSettings(gravity=(0.0, 0.0, 0.0), model="xpbd")
+    solver = ClothSolver(pos, tris, pinned=[0], settings=settings)
+    solver.use_backend(WarpBackend(solver.model, device="cpu"))
+    for _ in range(12):
+        solver.step(DT)
+    # Rest lengths and positions are rounded to float32 separately: corrections of at most a
+    # few units of float32 rounding (1e-7 m), never a drift.
+    assert np.abs(solver.positions - pos).max() < 1e-6
+
+
+def test_mesh_without_bends_or_tethers_runs() -> None:
+    pos = np.array([[0.0, 0.0, 0.0], [0.3, 0.0, 0.0], [0.0, 0.0, 0.3]])
+    runs = []
+    for backend in ("numpy", "warp"):
+        solver = ClothSolver(pos, [[0, 1, 2]], pinned=[0],
+                             settings=ClothSettings(tethers=True, model="xpbd"))
+        if backend == "warp":
+            solver.use_backend(WarpBackend(solver.model, device="cpu"))
+        for _ in range(5):
+            solver.step(DT)
+        runs.append(solver.positions)
+    assert max_diff(runs[0], runs[1]) < PATH_BOUND
+    assert max_diff(runs[1], pos) > 0.05
+
+
+# --- determinism -------------------------------------------------------------------------------
+
+def test_two_warp_runs_are_bit_identical_and_replay_modes_agree() -> None:
+    scene = lambda: _sheet(ClothSettings(**BASE, model="xpbd", wind=(0, 0, 3.0)), "capsule")  # noqa
+    a = simulate(scene(), 6, "warp")
+    b = simulate(scene(), 6, "warp")
+    c = simulate(scene(), 6, "warp", use_graph=False)
+    assert a.solver._backend.replay_mode == "graph"
+    assert c.solver._backend.replay_mode == "launches"
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_array_equal(a.solver.velocities, b.solver.velocities)
+    np.testing.assert_array_equal(a.positions, c.positions)
+
+
+# --- choosing the backend, and what it refuses ---------------------------------------------------
+
+def test_settings_choose_the_warp_backend() -> None:
+    pos, tris = grid(4, 4)
+    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="warp", device="cpu"))
+    assert solver.backend_name == "warp"
+    solver.settings = solver.settings.replace(backend="numpy")
+    assert solver.backend_name == "numpy"
+    solver.settings = solver.settings.replace(backend="auto")
+    assert solver.backend_name == "warp"
+
+
+def test_unknown_device_is_a_settings_error() -> None:
+    pos, tris = grid(4, 4)
+    with pytest.raises(SettingsError, match="'device' = 'cuda:7'.*available"):
+        ClothSolver(pos, tris, settings=ClothSettings(backend="warp", device="cuda:7"))
+
+
+def test_unsupported_collider_is_named() -> None:
+    class Wobbly(Sphere):
+        """A subclass may change the surface: the device cannot assume it is a sphere."""
+
+    pos, tris = grid(4, 4)
+    solver = ClothSolver(pos, tris, colliders=[Plane((0, -1, 0), (0, 1, 0)),
+                                               Wobbly((0, 0, 0), 0.1)],
+                         settings=ClothSettings(backend="warp", device="cpu"))
+    with pytest.raises(WarpUnsupportedError, match="collider 1 is a Wobbly"):
+        solver.step(DT)
+
+
+def test_self_collision_is_refused_not_ignored() -> None:
+    pos, tris = grid(4, 4)
+    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="warp", device="cpu"))
+    settings = solver.settings
+    object.__setattr__(settings, "self_collision", True)  # the setting lands with self-collision
+    with pytest.raises(WarpUnsupportedError, match="self-collision"):
+        solver.step(DT)
+
+
+def test_package_imports_and_falls_back_without_warp() -> None:
+    code = (
+        "import sys; sys.modules['warp'] = None\n"
+        "import pbdcloth\n"
+        "from pbdcloth import ClothSettings, ClothSolver, SettingsError\n"
+        "from pbdcloth.scenes import grid\n"
+        "p, t = grid(3, 3)\n"
+        "assert ClothSolver(p, t, settings=ClothSettings(backend='auto')).backend_name == 'numpy'\n"
+        "try:\n"
+        "    ClothSolver(p, t, settings=ClothSettings(backend='warp'))\n"
+        "except SettingsError as e:\n"
+        "    assert \"pip install 'pbdcloth[warp]'\" in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('no error')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python3.11libs"))
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
