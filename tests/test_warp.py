@@ -74,19 +74,22 @@ def max_diff(a: np.ndarray, b: np.ndarray) -> float:
 #: per operation adds up over 480 substeps to a few micrometres. Bound: 2e-5 of the sheet's size.
 HANGING_BOUND = 2e-5
 
-#: Drape with friction 1 and damping 2/s (16 x 16, 1.5 m), 48 frames: measured 6.4e-5 m; with
-#: the input moved by random 1e-7 m offsets (five seeds) Warp ends 4.6e-5 .. 1.3e-4 m from numpy.
-#: Without friction and damping the drape is chaotic (measured: 5 cm apart by frame 48), so this
-#: test keeps both. Bound: 3e-4 m = 2e-4 of the cloth's size, twice the largest measured value.
-DRAPE_BOUND = 3e-4
+#: Drape with friction 1 and damping 2/s (16 x 16, 1.5 m, 10 substeps x 2 iterations), 48 frames:
+#: measured 2.4e-5 m at the end (peak 1.5e-4 m around frame 8, when the sheet lands on the sphere
+#: and contacts start in one run a substep before the other); with the input moved by random
+#: 1e-7 m offsets (five seeds) Warp ends 1.9e-5 .. 4.8e-5 m from numpy. Without friction and
+#: damping the same drape ends 5.6e-4 m apart (1.8e-3 m at frame 24; at 20 x 20 and 20 substeps,
+#: 5 cm), so this test keeps both. Bound: 1.5e-4 m = 1e-4 of the cloth's size, three times the
+#: largest measured final value.
+DRAPE_BOUND = 1.5e-4
 
-#: float64 kernels against numpy over the same 48 frames: measured 0 (hanging) and 5e-13 m
-#: (drape); the remainder is the order of a few floating-point operations.
+#: float64 kernels against numpy over the same 48 frames: measured 0 (hanging) and 2e-14 m
+#: (drape): the same formulas, evaluated with a few operations in a different order.
 FLOAT64_BOUND = 1e-9
 
 
 def _drape() -> Scene:
-    settings = ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, thickness=0.01,
+    settings = ClothSettings(substeps=10, iterations=2, bend_stiffness=0.05, thickness=0.01,
                              friction=1.0, damping=2.0)
     return drape_scene(resolution=16, settings=settings)
 
@@ -109,11 +112,12 @@ def test_warp_float32_agrees_with_numpy_after_48_frames(
 ) -> None:
     reference = _numpy_run(name, make, 48)
     run = simulate(make(), 48, "warp")
-    # The cloth really moved (the bound is small against the motion) ...
-    assert max_diff(reference.final, reference.initial) > 0.05
+    # The cloth really moved (5 cm sag, 1.1 m drape: far beyond the bound) ...
+    assert max_diff(reference.final, reference.initial) > 0.03
     # ... and every particle agrees within the float32 bound.
     assert max_diff(run.final, reference.final) < bound
-    assert max_diff(run.solver.velocities, reference.solver.velocities) < 0.05
+    # Velocities (p - x) / h carry position rounding divided by h: measured 7.6e-5 and 4e-4 m/s.
+    assert max_diff(run.solver.velocities, reference.solver.velocities) < 5e-3
 
 
 @pytest.mark.parametrize(("name", "make"), [("hanging", hanging_scene), ("drape", _drape)])
@@ -126,8 +130,8 @@ def test_warp_float64_kernels_compute_the_numpy_formulas(
 
 
 def test_drape_float32_bound_is_tight_enough_to_fail() -> None:
-    """Negative control: the drape without friction and damping (chaotic) leaves the bound."""
-    settings = ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, friction=0.0,
+    """Negative control: without friction and damping the drape carries rounding past the bound."""
+    settings = ClothSettings(substeps=10, iterations=2, bend_stiffness=0.05, friction=0.0,
                              damping=0.0)
     make = lambda: drape_scene(resolution=16, settings=settings)  # noqa: E731
     a = simulate(make(), 24)

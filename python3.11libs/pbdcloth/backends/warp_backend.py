@@ -116,14 +116,18 @@ class _DeviceModel:
         self.tri_list = i32(order // 3)
         self.tri_start = i32(np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=n))]))
         self.tris = arr(tris.astype(np.int32), wp.vec3i)
-        self.stretch = self._family(model.stretch, arr, i32, np_scalar, s, device)
-        self.shear = self._family(model.shear, arr, i32, np_scalar, s, device)
+        self.stretch_pbd, self.stretch_xpbd = self._family(model.stretch, k, np_scalar, device)
+        self.shear_pbd, self.shear_xpbd = self._family(model.shear, k, np_scalar, device)
+        self.stretch_lam = wp.zeros(model.stretch.count, dtype=s, device=device)
+        self.shear_lam = wp.zeros(model.shear.count, dtype=s, device=device)
         self.stretch_colors = _Colors(model.stretch.offsets)
         self.shear_colors = _Colors(model.shear.offsets)
         b = model.bend
-        self.bend_quads = arr(b.quads.astype(np.int32).reshape(-1, 4), wp.vec4i)
-        self.bend_rest = arr(b.rest_angle.astype(np_scalar), s)
-        self.bend_w = arr(b.w.astype(np_scalar).reshape(-1, 4), k.vec4)
+        hinges = np.zeros(b.count, dtype=k.Hinge.numpy_dtype())
+        hinges["quad"] = b.quads
+        hinges["rest"] = b.rest_angle
+        hinges["w"] = b.w
+        self.hinges = wp.array(hinges, dtype=k.Hinge, device=device)
         self.bend_lam = wp.zeros(b.count, dtype=s, device=device)
         self.bend_colors = _Colors(b.offsets)
         t = model.tethers
@@ -136,15 +140,16 @@ class _DeviceModel:
         self.pin_end = wp.zeros(model.pinned.size, dtype=v3, device=device)
 
     @staticmethod
-    def _family(fam: DistanceFamily, arr: Any, i32: Any, np_scalar: Any, s: Any,
-                device: Any) -> dict[str, Any]:
-        return {
-            "i": i32(fam.i), "j": i32(fam.j), "rest": arr(fam.rest.astype(np_scalar), s),
-            "wi": arr(fam.wi.astype(np_scalar), s), "wj": arr(fam.wj.astype(np_scalar), s),
-            "wi_frac": arr(fam.wi_frac.astype(np_scalar), s),
-            "wj_frac": arr(fam.wj_frac.astype(np_scalar), s),
-            "lam": wp.zeros(fam.count, dtype=s, device=device),
-        }
+    def _family(fam: DistanceFamily, k: Any, np_scalar: Any, device: Any) -> tuple[Any, Any]:
+        """The family's constraint records for the PBD and the XPBD kernels."""
+        pbd = np.zeros(fam.count, dtype=k.DistancePbd.numpy_dtype())
+        xpbd = np.zeros(fam.count, dtype=k.DistanceXpbd.numpy_dtype())
+        for rec in (pbd, xpbd):
+            rec["i"], rec["j"], rec["rest"] = fam.i, fam.j, fam.rest
+        pbd["wi_frac"], pbd["wj_frac"] = fam.wi_frac, fam.wj_frac
+        xpbd["wi"], xpbd["wj"] = fam.wi, fam.wj
+        return (wp.array(pbd, dtype=k.DistancePbd, device=device),
+                wp.array(xpbd, dtype=k.DistanceXpbd, device=device))
 
 
 class _Recorder:
@@ -351,36 +356,31 @@ class WarpBackend:
                                   self._contact])
             launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
             if xpbd:
-                for lam in (m.stretch["lam"], m.shear["lam"], m.bend_lam):
+                for lam in (m.stretch_lam, m.shear_lam, m.bend_lam):
                     launch(k.zero_scalars, lam.shape[0], [lam])
             for _ in range(it):
                 if xpbd:
-                    for fam, colors, compliance in (
-                        (m.stretch, m.stretch_colors, settings.stretch_compliance),
-                        (m.shear, m.shear_colors, settings.shear_compliance),
+                    for cons, lam, colors, compliance in (
+                        (m.stretch_xpbd, m.stretch_lam, m.stretch_colors,
+                         settings.stretch_compliance),
+                        (m.shear_xpbd, m.shear_lam, m.shear_colors, settings.shear_compliance),
                     ):
                         alpha, gamma = alpha_gamma(compliance)
                         for off, cnt in colors.spans:
-                            launch(k.distance_xpbd, cnt, [p, x, fam["i"], fam["j"], fam["rest"],
-                                                          fam["wi"], fam["wj"], fam["lam"], off,
-                                                          alpha, gamma])
+                            launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma])
                     alpha, gamma = alpha_gamma(settings.bend_compliance)
                     for off, cnt in m.bend_colors.spans:
-                        launch(k.bend_xpbd, cnt, [p, x, m.bend_quads, m.bend_rest, m.bend_w,
-                                                  m.bend_lam, off, alpha, gamma])
+                        launch(k.bend_xpbd, cnt, [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
                 else:
-                    for fam, colors, stiff in ((m.stretch, m.stretch_colors, k_stretch),
-                                               (m.shear, m.shear_colors, k_shear)):
+                    for cons, colors, stiff in ((m.stretch_pbd, m.stretch_colors, k_stretch),
+                                                (m.shear_pbd, m.shear_colors, k_shear)):
                         if stiff == 0.0:
                             continue
                         for off, cnt in colors.spans:
-                            launch(k.distance_pbd, cnt, [p, fam["i"], fam["j"], fam["rest"],
-                                                         fam["wi_frac"], fam["wj_frac"], off,
-                                                         s(stiff)])
+                            launch(k.distance_pbd, cnt, [p, cons, off, s(stiff)])
                     if k_bend != 0.0:
                         for off, cnt in m.bend_colors.spans:
-                            launch(k.bend_pbd, cnt, [p, m.bend_quads, m.bend_rest, m.bend_w,
-                                                     off, s(k_bend)])
+                            launch(k.bend_pbd, cnt, [p, m.hinges, off, s(k_bend)])
                 if tethers:
                     launch(k.tethers, self.model.tethers.count,
                            [p, m.tether_particle, m.tether_anchor, m.tether_rest,

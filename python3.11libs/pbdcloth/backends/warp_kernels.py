@@ -208,40 +208,61 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
     def zero_scalars(a: wp.array(dtype=scalar)):
         a[wp.tid()] = zero
 
+    # --- constraint records: one load per constraint instead of one per field ------------------
+    class DistancePbd:
+        """A distance constraint for PBD: particles, rest length [m], w_i/(w_i+w_j), w_j/(w_i+w_j)."""
+
+        i: wp.int32
+        j: wp.int32
+        rest: scalar
+        wi_frac: scalar
+        wj_frac: scalar
+
+    class DistanceXpbd:
+        """A distance constraint for XPBD: particles, rest length [m], inverse masses [1/kg]."""
+
+        i: wp.int32
+        j: wp.int32
+        rest: scalar
+        wi: scalar
+        wj: scalar
+
+    class Hinge:
+        """A bend constraint: (p1, p2, p3, p4), rest angle [rad], inverse masses [1/kg]."""
+
+        quad: wp.vec4i
+        rest: scalar
+        w: vec4
+
+    # (wp.struct takes the class positionally when it is given a module)
+    DistancePbd = wp.struct(DistancePbd, module=module)
+    DistanceXpbd = wp.struct(DistanceXpbd, module=module)
+    Hinge = wp.struct(Hinge, module=module)
+
     # --- distance constraints -------------------------------------------------------------------
     @wp.kernel(module=module)
     def distance_pbd(
         p: wp.array(dtype=vec3),
-        ci: wp.array(dtype=wp.int32),
-        cj: wp.array(dtype=wp.int32),
-        rest: wp.array(dtype=scalar),
-        wi_frac: wp.array(dtype=scalar),
-        wj_frac: wp.array(dtype=scalar),
+        cons: wp.array(dtype=DistancePbd),
         offset: int,
         k: scalar,
     ):
         """PBD: s = k' (|d| - d0) / |d|, x_i -= w_i/(w_i+w_j) s d, x_j += w_j/(w_i+w_j) s d."""
-        c = offset + wp.tid()
-        i = ci[c]
-        j = cj[c]
-        xi = p[i]
-        xj = p[j]
+        con = cons[offset + wp.tid()]
+        xi = p[con.i]
+        xj = p[con.j]
         d = xi - xj
         length = wp.length(d)
-        s = (length - rest[c]) / wp.max(length, min_length) * k
+        s = (length - con.rest) / wp.max(length, min_length) * k
         d = d * s
-        p[i] = xi - d * wi_frac[c]
-        p[j] = xj + d * wj_frac[c]
+        p[con.i] = xi - d * con.wi_frac
+        p[con.j] = xj + d * con.wj_frac
 
     @wp.kernel(module=module)
     def distance_xpbd(
         p: wp.array(dtype=vec3),
         x_prev: wp.array(dtype=vec3),
-        ci: wp.array(dtype=wp.int32),
-        cj: wp.array(dtype=wp.int32),
-        rest: wp.array(dtype=scalar),
-        wi: wp.array(dtype=scalar),
-        wj: wp.array(dtype=scalar),
+        cons: wp.array(dtype=DistanceXpbd),
         lam: wp.array(dtype=scalar),
         offset: int,
         alpha: scalar,
@@ -250,40 +271,44 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         """XPBD: dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1+gamma)(w_i+w_j) + alpha~),
         x_i += w_i dlambda n, x_j -= w_j dlambda n."""
         c = offset + wp.tid()
-        i = ci[c]
-        j = cj[c]
+        con = cons[c]
+        i = con.i
+        j = con.j
         xi = p[i]
         xj = p[j]
         d = xi - xj
         length = wp.length(d)
         n = d / wp.max(length, min_length)
-        numer = rest[c] - length - alpha * lam[c]
+        lam_c = lam[c]
+        numer = con.rest - length - alpha * lam_c
         if gamma != zero:
             numer = numer - gamma * wp.dot(n, (xi - x_prev[i]) - (xj - x_prev[j]))
-        w_i = wi[c]
-        w_j = wj[c]
-        denom = (one + gamma) * (w_i + w_j) + alpha
+        denom = (one + gamma) * (con.wi + con.wj) + alpha
         dlam = zero  # both ends pinned and rigid: nothing moves
         if denom > zero:
             dlam = numer * (one / denom)
-        lam[c] = lam[c] + dlam
+        lam[c] = lam_c + dlam
         n = n * dlam
-        p[i] = xi + n * w_i
-        p[j] = xj - n * w_j
+        p[i] = xi + n * con.wi
+        p[j] = xj - n * con.wj
 
     # --- bending --------------------------------------------------------------------------------
+    @wp.func(module=module)
+    def weighted_gradient_norm(wc: vec4, g1: vec3, g2: vec3, g3: vec3, g4: vec3) -> scalar:
+        """sum_k w_k |dtheta/dx_k|^2."""
+        return (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
+            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
+
     @wp.kernel(module=module)
     def bend_pbd(
         p: wp.array(dtype=vec3),
-        quads: wp.array(dtype=wp.vec4i),
-        rest: wp.array(dtype=scalar),
-        w: wp.array(dtype=vec4),
+        hinges: wp.array(dtype=Hinge),
         offset: int,
         k: scalar,
     ):
         """PBD: dx_k = -k' w_k C / (sum_l w_l |grad_l|^2) grad_k (Müller 2006, eq. 8)."""
-        c = offset + wp.tid()
-        q = quads[c]
+        hinge = hinges[offset + wp.tid()]
+        q = hinge.quad
         x1 = p[q[0]]
         x2 = p[q[1]]
         x3 = p[q[2]]
@@ -291,13 +316,11 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         theta, g1, g2, g3, g4, valid = hinge_angle(x1, x2, x3, x4)
         if not valid:
             return
-        wc = w[c]
-        cval = wrap_angle(theta - rest[c])
-        denom = (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
-            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
+        wc = hinge.w
+        denom = weighted_gradient_norm(wc, g1, g2, g3, g4)
         if denom <= zero:
             return
-        step = -k * (cval / denom)
+        step = -k * (wrap_angle(theta - hinge.rest) / denom)
         p[q[0]] = x1 + (g1 * wc[0]) * step
         p[q[1]] = x2 + (g2 * wc[1]) * step
         p[q[2]] = x3 + (g3 * wc[2]) * step
@@ -307,9 +330,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
     def bend_xpbd(
         p: wp.array(dtype=vec3),
         x_prev: wp.array(dtype=vec3),
-        quads: wp.array(dtype=wp.vec4i),
-        rest: wp.array(dtype=scalar),
-        w: wp.array(dtype=vec4),
+        hinges: wp.array(dtype=Hinge),
         lam: wp.array(dtype=scalar),
         offset: int,
         alpha: scalar,
@@ -317,7 +338,8 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
     ):
         """XPBD bend: dlambda = (-C - alpha~ lambda - gamma grad.dx) / ((1+gamma) sum w|grad|^2 + alpha~)."""
         c = offset + wp.tid()
-        q = quads[c]
+        hinge = hinges[c]
+        q = hinge.quad
         x1 = p[q[0]]
         x2 = p[q[1]]
         x3 = p[q[2]]
@@ -325,20 +347,18 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         theta, g1, g2, g3, g4, valid = hinge_angle(x1, x2, x3, x4)
         if not valid:
             return
-        wc = w[c]
-        cval = wrap_angle(theta - rest[c])
-        numer = -cval - alpha * lam[c]
+        wc = hinge.w
+        lam_c = lam[c]
+        numer = -wrap_angle(theta - hinge.rest) - alpha * lam_c
         if gamma != zero:
             gdx = (wp.dot(g1, x1 - x_prev[q[0]]) + wp.dot(g2, x2 - x_prev[q[1]])) + \
                 (wp.dot(g3, x3 - x_prev[q[2]]) + wp.dot(g4, x4 - x_prev[q[3]]))
             numer = numer - gamma * gdx
-        wgg = (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
-            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
-        denom = (one + gamma) * wgg + alpha
+        denom = (one + gamma) * weighted_gradient_norm(wc, g1, g2, g3, g4) + alpha
         if denom <= zero:
             return
         dlam = numer / denom
-        lam[c] = lam[c] + dlam
+        lam[c] = lam_c + dlam
         p[q[0]] = x1 + (g1 * wc[0]) * dlam
         p[q[1]] = x2 + (g2 * wc[1]) * dlam
         p[q[2]] = x3 + (g3 * wc[2]) * dlam
@@ -469,6 +489,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
 
     return SimpleNamespace(
         scalar=scalar, vec3=vec3, vec4=vec4, module=module,
+        DistancePbd=DistancePbd, DistanceXpbd=DistanceXpbd, Hinge=Hinge,
         predict=predict, pin_targets=pin_targets, update=update, zero_scalars=zero_scalars,
         distance_pbd=distance_pbd, distance_xpbd=distance_xpbd,
         bend_pbd=bend_pbd, bend_xpbd=bend_xpbd, tethers=tethers, collide_shapes=collide_shapes,
