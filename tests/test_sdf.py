@@ -128,6 +128,19 @@ def test_outside_and_deeper_than_the_band_give_no_direction() -> None:
     assert np.linalg.norm(p[3] - CENTER) - RADIUS == pytest.approx(0.01, abs=0.02 * VOXEL)
 
 
+def test_near_points_match_the_full_query() -> None:
+    """The two-pass narrow phase the contact response uses gives exactly the full query's rows."""
+    col = SdfCollider.from_grid(vdb.createLevelSetSphere(RADIUS, tuple(CENTER), VOXEL, 3.0))
+    col.move_to(rigid(rot_y(0.4), [0.05, 0.0, -0.02]))
+    pts, _ = shell_points(CENTER, RADIUS, np.random.default_rng(8).uniform(-0.1, 0.1, 5000))
+    phi, normal = col.query(pts, 0.3)
+    idx, phi_near, normal_near = col.near(pts, 0.3, 0.01)
+    np.testing.assert_array_equal(idx, np.flatnonzero(phi < 0.01))
+    assert 0 < idx.size < pts.shape[0]
+    np.testing.assert_array_equal(phi_near, phi[idx])
+    np.testing.assert_array_equal(normal_near, normal[idx])
+
+
 def test_from_dense_honours_voxel_size_and_origin() -> None:
     h, origin = 0.015, np.array([-0.31, 0.52, 0.07])
     idx = np.stack(np.meshgrid(*(np.arange(n) for n in (40, 30, 20)), indexing="ij"), -1)
