@@ -262,7 +262,8 @@ def test_static_friction_holds_below_and_slides_above_the_threshold(kind: str) -
     assert np.linalg.norm(still) < 1e-5
     moved, predicted = tilted_run(math.atan(TAN_SLIDE), kind)  # tan(theta) > mu_s: slides
     downhill = rot_z(math.atan(TAN_SLIDE)) @ [-1.0, 0.0, 0.0]
-    assert float(moved @ downhill) == pytest.approx(predicted, rel=0.01)
+    # Measured: 1e-5 relative for the SDF (float32 voxels), 1e-14 for the analytic plane.
+    assert float(moved @ downhill) == pytest.approx(predicted, rel=1e-3)
     assert np.linalg.norm(moved - (moved @ downhill) * downhill) < 0.01 * predicted
 
 

@@ -30,8 +30,9 @@ def box_mesh(center: object, half: object, rotation: object = None) -> tuple[F, 
     ``half`` are the half-extents [m] along the box's own axes; ``rotation`` (3, 3) turns the
     box about its centre.
     """
-    signs = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)])
-    local = signs * np.asarray(half, dtype=np.float64)
+    signs = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)],
+                     dtype=np.float64)
+    local: F = signs * np.asarray(half, dtype=np.float64)
     if rotation is not None:
         local = local @ np.asarray(rotation, dtype=np.float64).T
     return local + np.asarray(center, dtype=np.float64), _BOX_QUADS.copy()

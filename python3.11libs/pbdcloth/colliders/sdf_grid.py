@@ -221,7 +221,7 @@ class Cells:
     base: NDArray[np.intp]
     frac: NDArray[np.float32]
 
-    def subset(self, idx: NDArray[np.intp]) -> "Cells":
+    def subset(self, idx: NDArray[np.intp]) -> Cells:
         """The cells of points ``idx`` only."""
         return Cells(self.base[idx], self.frac[:, idx])
 
