@@ -14,7 +14,7 @@ Sampling (all points in one call, no per-point loop):
   and zero outside the band (see :func:`band_gradient`), computed once and interpolated
   trilinearly like the distance. The normal n = grad / |grad| is then continuous across voxel faces,
   which keeps friction and resting contacts free of the jitter a per-cell constant gradient gives.
-  Measured on a sphere level set (voxel h, radius 20 h): distance within 0.01 h inside the band and
+  Measured on a sphere level set (voxel h, radius 25 h): distance within 0.01 h inside the band and
   0.06 h at its edge, normals within 0.9 degrees everywhere in the band.
 
 The block is padded with two layers of ``background`` voxels and points are clamped into it, so a
