@@ -173,7 +173,10 @@ def read_index(path: Path) -> list[dict[str, str]]:
 
 
 def unescape_section_name(folder: str) -> str:
-    """Inverse of Houdini's section file naming: ``__`` -> ``_``, ``_1`` -> ``/``, ``_8`` -> ``:``."""
+    """Inverse of Houdini's section file naming.
+
+    ``__`` -> ``_``, ``_1`` -> ``/``, ``_8`` -> ``:``.
+    """
     out, i = [], 0
     while i < len(folder):
         if folder[i] == "_":

@@ -12,9 +12,8 @@ import importlib.util
 import inspect
 from pathlib import Path
 
-import pytest
-
 import hou_double
+import pytest
 
 # Classes whose constructor the production code calls (hou.Geometry(geo), hou.BoundingBox(...));
 # other constructors of the double are test-only and private by convention.

@@ -11,9 +11,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-
 import hda_reader as reader
+import pytest
 from pbdcloth.houdini import hda, sops
 from pbdcloth.houdini.operators import OPERATORS, Operator
 from pbdcloth.settings import KIND_BOOL, KIND_CHOICE, KIND_FLOAT, KIND_INT, KIND_STRING, KIND_VEC3
@@ -88,7 +87,7 @@ def test_top_sections_list_names_files_that_exist() -> None:
     entries = reader.read_sections_list(LIB / "Sections.list")
     assert entries[:2] == [("INDEX__SECTION", "INDEX_SECTION"),
                            ("houdini.hdalibrary", "houdini.hdalibrary")]
-    for file, section in entries:
+    for file, _section in entries:
         assert (LIB / file).exists(), f"Sections.list names missing {file}"
     folders = {file: section for file, section in entries[2:]}
     assert set(folders) == {p.name for p in LIB.iterdir() if p.is_dir()}

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from ..settings import (
     CLOTH_SETTINGS,
-    KIND_BOOL,
     KIND_FLOAT,
     KIND_INT,
     KIND_STRING,

@@ -338,6 +338,7 @@ def _sphere_radii(geo: "hou.Geometry", scale: float) -> F64:
 
 def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
     import pbdcloth
+
     from ..colliders.shapes import Sphere
 
     SpringChain = getattr(pbdcloth, "SpringChain", None)
@@ -363,7 +364,7 @@ def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
     if collider_geo is not None and collider_geo.pointCount():
         centers = hgeo.read_positions(collider_geo)
         radii = _sphere_radii(collider_geo, scale)
-        spheres = [Sphere(c, float(r)) for c, r in zip(centers, radii)]
+        spheres = [Sphere(c, float(r)) for c, r in zip(centers, radii, strict=True)]
     points = hgeo.polylines(geo)
     chains = [SpringChain(rest[p], settings=settings, colliders=spheres,
                           collision_passes=int(values["collision_passes"])) for p in points]
@@ -424,9 +425,13 @@ def _swing(node: "hou.SopNode") -> None:
             collider_geo = _input_at(node, 1, frame)
             if collider_geo is not None:
                 centers = hgeo.read_positions(collider_geo)
-                for sphere, c in zip(state.spheres, centers):
+                if centers.shape[0] != len(state.spheres):
+                    raise hgeo.GeometryError(
+                        f"input 1 has {centers.shape[0]} collider points at frame {frame} but "
+                        f"{len(state.spheres)} at the start frame; the count must not change")
+                for sphere, c in zip(state.spheres, centers, strict=True):
                     sphere.move_to(c)
-        for chain, pts in zip(state.chains, state.points):
+        for chain, pts in zip(state.chains, state.points, strict=True):
             parent = parent_matrix(state.rest[pts[0]], animated[pts[0]],
                                    state.rest[pts[1]] - state.rest[pts[0]],
                                    animated[pts[1]] - animated[pts[0]])
@@ -438,6 +443,6 @@ def _swing(node: "hou.SopNode") -> None:
     positions = hgeo.read_positions(out)
     if positions.shape != state.rest.shape:
         raise hgeo.GeometryError("the chains' point count changed since the start frame")
-    for chain, pts in zip(state.chains, state.points):
+    for chain, pts in zip(state.chains, state.points, strict=True):
         positions[pts] = np.asarray(chain.positions)
     hgeo.write_positions(out, positions)

@@ -123,7 +123,7 @@ def _uniform_voxel_size(prim: "hou.VDB", where: str) -> float:
     if np.ptp(size) > 1e-6 * size.max():
         raise VdbError(f"{where} has non-uniform voxels {size.tolist()}; resample it with "
                        "uniform voxels (VDB Resample)")
-    return float(size.mean())
+    return float(size[0])
 
 
 def _check_axis_aligned(prim: "hou.VDB", voxel_size: float, where: str) -> None:
@@ -153,9 +153,20 @@ def _range_is_inclusive(prim: "hou.VDB", lo: NDArray[np.int64], where: str) -> b
 
 def _check_order(prim: "hou.VDB", values: NDArray[np.float32], lo: NDArray[np.int64],
                  where: str) -> None:
-    """Compare the block's smallest and largest voxels with ``VDB.voxel`` at their indices."""
-    for flat_index in (int(np.argmin(values)), int(np.argmax(values))):
-        ijk = np.unravel_index(flat_index, values.shape)
+    """Compare a few voxels of the block with ``VDB.voxel`` at their indices.
+
+    The block's smallest and largest voxels, and three at asymmetric positions, so that a block
+    read in another axis order (x <-> z) disagrees somewhere unless the field is symmetric
+    under that swap (in which case the order does not matter).
+    """
+    shape = np.array(values.shape)
+    probes: list[tuple[int, ...]] = [
+        tuple(int(v) for v in np.unravel_index(int(np.argmin(values)), values.shape)),
+        tuple(int(v) for v in np.unravel_index(int(np.argmax(values)), values.shape)),
+    ]
+    for frac in ((0.3, 0.6, 0.45), (0.7, 0.2, 0.55), (0.45, 0.35, 0.8)):
+        probes.append(tuple(int(v) for v in np.minimum((shape * frac).astype(int), shape - 1)))
+    for ijk in probes:
         index = [int(lo[a] + ijk[a]) for a in range(3)]
         direct = float(prim.voxel(index))
         if not np.isclose(direct, float(values[ijk]), rtol=1e-6, atol=1e-7):
