@@ -32,6 +32,7 @@ def _mypy(*paths: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary",
          "--disallow-untyped-defs", "--warn-unused-ignores", "--python-version", "3.11",
+         "--cache-dir", str(ROOT / ".mypy_cache" / "houdini-layer"),
          *map(str, paths)],
         cwd=cwd, capture_output=True, text=True, timeout=600, check=False,
         # This checkout's package first, before any installed copy of pbdcloth.
