@@ -8,6 +8,7 @@ from .colliders import Capsule, Collider, Plane, Sphere
 from .mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
 from .solver import ClothSolver, SolverInputError
+from .springs import SPRING_SETTINGS, SpringChain, SpringChainError, SpringSettings
 
 __version__ = "0.1.0"
 
@@ -24,6 +25,10 @@ __all__ = [
     "SettingsError",
     "SolverInputError",
     "Sphere",
+    "SPRING_SETTINGS",
+    "SpringChain",
+    "SpringChainError",
+    "SpringSettings",
     "__version__",
     "body_colliders",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .settings import (
     CLOTH_SETTINGS,
@@ -23,6 +23,9 @@ from .settings import (
     Setting,
     SettingsError,
 )
+
+if TYPE_CHECKING:
+    from .spring_scene import SpringScene
 
 EXIT_USAGE = 2
 
@@ -85,8 +88,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .preview import contact_sheet
     from .runner import run_scene
     from .scenes import SCENES
+    from .spring_scene import SpringScene
 
     scene = SCENES[args.scene]()
+    if isinstance(scene, SpringScene):  # spring chains, not cloth: the scene runs itself
+        return _run_spring_scene(scene, args)
     scene.settings = apply_overrides(scene.settings, args)
     if args.frames is not None:
         scene.frames = args.frames
@@ -101,6 +107,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for line in summary.lines():
         print(line)
     print(f"wrote {len(summary.outputs)} OBJ frames, log.jsonl and {picture} to {out}/")
+    return 0
+
+
+def _run_spring_scene(scene: "SpringScene", args: argparse.Namespace) -> int:
+    """Run a spring-chain scene (``springs``) through its own ``run`` method."""
+    given = settings_overrides(args)
+    if given:
+        raise SettingsError(f"cloth settings do not apply to scene '{args.scene}': "
+                            f"{', '.join(sorted(given))}")
+    out = Path(args.out) if args.out else Path("out") / args.scene
+    for line in scene.run(out, frames=args.frames, progress=not args.quiet):
+        print(line)
     return 0
 
 

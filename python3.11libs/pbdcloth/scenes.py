@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from .colliders import Collider, Plane, Sphere
 from .settings import ClothSettings
 from .solver import ClothSolver
+from .spring_scene import SpringScene, springs_scene
 
 
 def grid(
@@ -104,7 +105,10 @@ def hanging_scene(nx: int = 20, ny: int = 20, size: float = 1.0,
                  settings=settings or ClothSettings(), colliders=[], frames=frames)
 
 
-SCENES: dict[str, Callable[[], Scene]] = {
+SCENES: dict[str, Callable[[], Scene | SpringScene]] = {
     "drape": drape_scene,
 }
 """Scenes of ``pbdcloth demo --scene NAME``."""
+
+# Spring chains on a walking body; not cloth: the scene runs itself (SpringScene.run).
+SCENES["springs"] = springs_scene

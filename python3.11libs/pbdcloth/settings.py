@@ -369,3 +369,84 @@ def groups() -> Iterator[tuple[str, list[Setting]]]:
     for decl in CLOTH_SETTINGS:
         seen.setdefault(decl.group, []).append(decl)
     yield from seen.items()
+
+
+# --- Spring chains (VRM spring bones) ----------------------------------------------------------
+GROUP_SPRING = "Spring"
+
+
+@dataclass(frozen=True)
+class SpringSettings:
+    """Settings of one joint of a spring chain, with the meaning and units of VRM 1.0.
+
+    Each field is the VRMC_springBone joint property named in :data:`SPRING_VRM_NAMES`. Per step
+    of length ``dt`` the joint's tail moves by its inertia times ``1 - drag``, by
+    ``stiffness * dt`` toward its rest direction and by ``gravity * dt * gravity_direction``
+    (VRMC_springBone 1.0, "SpringBone Algorithm"). Out-of-range values raise
+    :class:`SettingsError`.
+    """
+
+    stiffness: float = _declare(
+        1.0, kind=KIND_FLOAT, label="Stiffness", group=GROUP_SPRING, unit="m/s", minimum=0.0,
+        help="VRM stiffness: each step the tail moves stiffness * dt toward the bone's rest "
+        "direction (turned with its parent); 0 = no return to the rest shape.",
+    )
+    gravity: float = _declare(
+        0.5, kind=KIND_FLOAT, label="Gravity", group=GROUP_SPRING, unit="m/s", minimum=0.0,
+        help="VRM gravityPower: each step the tail moves gravity * dt along the gravity "
+        "direction.",
+    )
+    gravity_direction: Vec3 = _declare(
+        (0.0, -1.0, 0.0), kind=KIND_VEC3, label="Gravity Direction", group=GROUP_SPRING,
+        help="VRM gravityDir: the direction gravity pulls the tail, in world space; used as "
+        "given (as VRM runtimes do), so its length scales gravity.",
+    )
+    drag: float = _declare(
+        0.4, kind=KIND_FLOAT, label="Drag", group=GROUP_SPRING, minimum=0.0, maximum=1.0,
+        help="VRM dragForce: the fraction of the tail's motion since the last step that is "
+        "lost; 0 keeps all of it, 1 none.",
+    )
+    radius: float = _declare(
+        0.02, kind=KIND_FLOAT, label="Hit Radius", group=GROUP_SPRING, unit="m", minimum=0.0,
+        help="VRM hitRadius: radius of the sphere around the tail that colliders push out.",
+    )
+
+    def __post_init__(self) -> None:
+        for decl in SPRING_SETTINGS:
+            value = decl.validate(getattr(self, decl.name))
+            object.__setattr__(self, decl.name, value)
+
+    def replace(self, **changes: Any) -> "SpringSettings":
+        """A copy with some settings changed (validated)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``{name: value}`` of every setting (vectors as lists), JSON-safe."""
+        return {
+            d.name: list(v) if isinstance(v := getattr(self, d.name), tuple) else v
+            for d in SPRING_SETTINGS
+        }
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "SpringSettings":
+        """Build from a mapping, refusing unknown names (typos) with the list of valid ones."""
+        unknown = sorted(set(values) - {d.name for d in SPRING_SETTINGS})
+        if unknown:
+            raise SettingsError(
+                f"unknown spring setting(s) {unknown}; valid names: "
+                f"{[d.name for d in SPRING_SETTINGS]}"
+            )
+        return cls(**values)
+
+
+SPRING_SETTINGS: tuple[Setting, ...] = _declarations(SpringSettings)
+"""The declaration of every spring-chain joint setting, in display order."""
+
+SPRING_VRM_NAMES: dict[str, str] = {
+    "stiffness": "stiffness",
+    "gravity": "gravityPower",
+    "gravity_direction": "gravityDir",
+    "drag": "dragForce",
+    "radius": "hitRadius",
+}
+"""The VRMC_springBone 1.0 joint property of each :class:`SpringSettings` field."""
