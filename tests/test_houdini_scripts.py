@@ -36,7 +36,8 @@ def test_temporary_file_keeps_the_full_extension() -> None:
     assert tmp.name.endswith("cloth.0007.bgeo.sc") and tmp.name.startswith(".partial-")
 
 
-def test_usage_errors_exit_with_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_with_status_2(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert simulate.main([str(tmp_path / "none.hip"), "--node", "/n", "--frames", "1", "2",
                           "--out", "x.$F4.bgeo"]) == 2
     assert "no such .hip file" in capsys.readouterr().err

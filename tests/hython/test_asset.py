@@ -8,15 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import hou  # noqa: F401 - collected only when Houdini is present (see conftest.py)
+import make_example_hip
 import numpy as np
 import pytest
-
-import make_example_hip
 import simulate
 from pbdcloth import ClothSolver
 from pbdcloth.houdini import geometry as hgeo
 from pbdcloth.houdini import parms, vdb
-from pbdcloth.houdini.operators import OPERATORS, PREPROCESS, SOLVER
+from pbdcloth.houdini.operators import OPERATORS
 from pbdcloth.mesh import ClothMesh
 from pbdcloth.topology import build_topology
 

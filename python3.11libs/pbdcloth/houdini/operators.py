@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from ..settings import (
     CLOTH_SETTINGS,
+    KIND_BOOL,
     KIND_FLOAT,
     KIND_INT,
     KIND_STRING,
-    KIND_VEC3,
+    SPRING_SETTINGS,
     Setting,
 )
 
@@ -194,39 +195,19 @@ SOLVER = Operator(
     ),
 )
 
-GROUP_SPRING = "Spring"
 SPRING_PARAMETERS: tuple[Parameter, ...] = (
     START_FRAME,
     CURRENT_FRAME_PARM,
-    Parameter(_node_setting(
-        "stiffness", KIND_FLOAT, 1.0, "Stiffness", GROUP_SPRING,
-        "VRM stiffness: how strongly each bone swings back to its rest direction (per second).",
-        minimum=0.0, maximum=1e4,
-    )),
-    Parameter(_node_setting(
-        "gravity", KIND_FLOAT, 0.5, "Gravity Power", GROUP_SPRING,
-        "VRM gravityPower: pull along the gravity direction, in the same per-second units as "
-        "stiffness; 0 = weightless.", minimum=0.0, maximum=1e4,
-    )),
-    Parameter(_node_setting(
-        "gravity_direction", KIND_VEC3, (0.0, -1.0, 0.0), "Gravity Direction", GROUP_SPRING,
-        "VRM gravityDir: direction of the gravity pull (normalised by the solver).",
-        minimum=-1.0, maximum=1.0,
-    )),
-    Parameter(_node_setting(
-        "drag", KIND_FLOAT, 0.4, "Drag", GROUP_SPRING,
-        "VRM dragForce: fraction of each tail's motion removed per step; 0 swings freely, "
-        "1 stops at once.", minimum=0.0, maximum=1.0,
-    )),
-    Parameter(_node_setting(
-        "radius", KIND_FLOAT, 0.02, "Hit Radius", GROUP_SPRING,
-        "VRM hitRadius: radius of each joint's tail sphere against the colliders.",
-        unit="m", minimum=0.0, maximum=100.0,
-    )),
+    *(Parameter(d) for d in SPRING_SETTINGS),
     Parameter(_node_setting(
         "collision_passes", KIND_INT, 4, "Collision Passes", "Collisions",
         "Times the collision push-out and bone-length restore are repeated per joint; 1 is "
         "exactly the VRM algorithm.", minimum=1, maximum=64,
+    )),
+    Parameter(_node_setting(
+        "settle_contacts", KIND_BOOL, False, "Settle Contacts", "Collisions",
+        "After the passes, turn any tail still inside a collider about its head until it "
+        "touches the surface (not part of VRM; off reproduces VRM runtimes).",
     )),
     Parameter(_node_setting(
         "collider_radius_scale", KIND_FLOAT, 1.0, "Collider Radius Scale", "Collisions",
@@ -234,6 +215,7 @@ SPRING_PARAMETERS: tuple[Parameter, ...] = (
         minimum=0.0, maximum=1e3,
     )),
 )
+"""Spring chain SOP: the joint settings declaration (SPRING_SETTINGS) plus node-only ones."""
 
 SPRING_CHAINS = Operator(
     name="spring_chains",

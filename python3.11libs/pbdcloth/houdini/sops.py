@@ -22,14 +22,13 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..mesh import ClothMesh
 from ..model import build_model
-from ..settings import SettingsError
 from ..solver import ClothSolver
 from ..topology import build_topology
 from . import geometry as hgeo
@@ -40,6 +39,8 @@ if TYPE_CHECKING:
     import hou
 
     from ..colliders.base import Collider
+    from ..colliders.shapes import Sphere
+    from ..springs import SpringChain
 
 F64 = NDArray[np.float64]
 
@@ -290,7 +291,7 @@ class ChainState:
     Attributes:
         key: parameters and start-frame input it was built from.
         frame: frame the chains' state belongs to.
-        chains: one ``pbdcloth.SpringChain`` per polyline.
+        chains: one :class:`~pbdcloth.springs.SpringChain` per polyline.
         points: point numbers of each chain, root first.
         rest: point positions at the start frame [m], shape (N, 3).
         spheres: sphere colliders, one per point of input 1.
@@ -299,10 +300,10 @@ class ChainState:
 
     key: str
     frame: int
-    chains: list[Any]
+    chains: list["SpringChain"]
     points: list[NDArray[np.int64]]
     rest: F64
-    spheres: list[Any] = field(default_factory=list)
+    spheres: list["Sphere"] = field(default_factory=list)
     radius_scale: float = 1.0
 
 
@@ -337,28 +338,17 @@ def _sphere_radii(geo: "hou.Geometry", scale: float) -> F64:
 
 
 def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
-    import pbdcloth
-
     from ..colliders.shapes import Sphere
+    from ..settings import SPRING_SETTINGS, SpringSettings
+    from ..springs import SpringChain
 
-    SpringChain = getattr(pbdcloth, "SpringChain", None)
-    SpringSettings = getattr(pbdcloth, "SpringSettings", None)
-    if SpringChain is None or SpringSettings is None:
-        raise ImportError("this pbdcloth has no spring chains (pbdcloth.SpringChain); update "
-                          "the package to the version of the asset")
     geo = _input_at(node, 0, start)
     if geo is None:
         raise hgeo.GeometryError("input 0 (the chain polylines) is not connected")
     values = parms.evaluate_all(node, (p.decl for p in ops.SPRING_PARAMETERS))
-    try:
-        settings = SpringSettings(
-            stiffness=values["stiffness"], gravity=values["gravity"],
-            gravity_direction=values["gravity_direction"], drag=values["drag"],
-            radius=values["radius"])
-    except (TypeError, ValueError) as exc:
-        raise SettingsError(f"spring settings: {exc}") from None
+    settings = SpringSettings(**{d.name: values[d.name] for d in SPRING_SETTINGS})
     rest = hgeo.read_positions(geo)
-    spheres: list[Any] = []
+    spheres: list[Sphere] = []
     scale = float(values["collider_radius_scale"])
     collider_geo = _input_at(node, 1, start)
     if collider_geo is not None and collider_geo.pointCount():
@@ -367,7 +357,8 @@ def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
         spheres = [Sphere(c, float(r)) for c, r in zip(centers, radii, strict=True)]
     points = hgeo.polylines(geo)
     chains = [SpringChain(rest[p], settings=settings, colliders=spheres,
-                          collision_passes=int(values["collision_passes"])) for p in points]
+                          collision_passes=int(values["collision_passes"]),
+                          settle_contacts=bool(values["settle_contacts"])) for p in points]
     return ChainState(key=key, frame=start, chains=chains, points=points, rest=rest,
                       spheres=spheres, radius_scale=scale)
 
