@@ -50,6 +50,13 @@ def _geometry(node: hou.SopNode) -> hou.Geometry:
     return geo
 
 
+def _set_parms(node: hou.OpNode, **values: float) -> None:
+    for name, value in values.items():
+        parm = node.parm(name)
+        assert parm is not None, name
+        parm.set(value)
+
+
 def _parm_names(node: hou.OpNode) -> set[str]:
     folders = (hou.parmTemplateType.Folder, hou.parmTemplateType.FolderSet)
     return {t.name() for t in node.parmTuples() if t.parmTemplate().type() not in folders}
@@ -136,3 +143,33 @@ def test_simulate_script_writes_every_frame(example: hou.SopNode, tmp_path: Path
     geo = hou.Geometry()
     geo.loadFromFile(str(written[-1]))
     assert geo.pointCount() == 12 * 12
+
+
+def test_spring_chains_sop_swings_a_line_like_the_core() -> None:
+    from pbdcloth.houdini import sops
+    from pbdcloth.houdini.operators import SPRING_CHAINS
+    from pbdcloth.settings import SpringSettings
+    from pbdcloth.springs import SpringChain
+
+    obj = hou.node("/obj")
+    assert obj is not None
+    geo = obj.createNode("geo", "springs_check")
+    line = geo.createNode("line")
+    springs = geo.createNode(SPRING_CHAINS.type_name)
+    assert isinstance(line, hou.SopNode) and isinstance(springs, hou.SopNode)
+    _set_parms(line, dist=1.0, points=5)
+    direction = line.parmTuple("dir")
+    assert direction is not None
+    direction.set([1.0, 0.0, 0.0])
+    springs.setInput(0, line)
+    _set_parms(springs, stiffness=0.0)
+    hou.setFrame(12)
+    got = hgeo.read_positions(_geometry(springs))
+    rest = hgeo.read_positions(_geometry(line))  # static input: the parent stays the identity
+    chain = SpringChain(rest, settings=SpringSettings(stiffness=0.0), collision_passes=4)
+    for _ in range(11):
+        chain.step(1.0 / hou.fps(), parent=sops.parent_matrix(rest[0], rest[0], rest[1] - rest[0],
+                                                               rest[1] - rest[0]))
+    np.testing.assert_allclose(got, chain.positions, atol=1e-6)
+    assert got[-1, 1] < rest[-1, 1] - 0.05  # it fell
+    geo.destroy()
