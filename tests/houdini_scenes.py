@@ -58,7 +58,10 @@ def sphere_vdb(center: Sequence[float], radius: float, voxel_size: float, band_v
 
 
 def vdb_geometry(*vdbs: hou.VDB) -> hou.Geometry:
-    geo = hou.Geometry()
+    """VDB primitives, each with its point (at the grid's centre), as Houdini stores them."""
+    centres = [v._index_origin + v._voxel_size * (v._lo + (np.array(v._values.shape) - 1) / 2)
+               for v in vdbs]
+    geo = points_geometry(np.array(centres).reshape(-1, 3))
     for k, v in enumerate(vdbs):
         v._number = k
         geo._prims.append(v)

@@ -150,7 +150,8 @@ def _fingerprint(geo: "hou.Geometry | None", detail_ints: tuple[str, ...] = (),
         return "none"
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{geo.pointCount()}:{geo.primCount()}".encode())
-    h.update(hgeo.read_positions(geo).tobytes())
+    if geo.pointCount():
+        h.update(hgeo.read_positions(geo).tobytes())
     for name in detail_ints:
         if geo.findGlobalAttrib(name) is not None:
             h.update(np.asarray(geo.intListAttribValue(name), dtype=np.int64).tobytes())
@@ -179,6 +180,8 @@ class ClothState:
         frame: frame the solver's state belongs to.
         solver: the core solver.
         rest: positions at the start frame [m], shape (N, 3).
+        vdb_frames: lattice placement (:func:`~pbdcloth.houdini.vdb.index_frame`) of each VDB
+            collider at the start frame; the first ``len(vdb_frames)`` solver colliders.
     """
 
     key: str
@@ -186,6 +189,7 @@ class ClothState:
     frame: int
     solver: ClothSolver
     rest: F64
+    vdb_frames: list[tuple[F64, F64]] = field(default_factory=list)
 
 
 def cook_solver(node: "hou.SopNode") -> None:
@@ -224,21 +228,48 @@ def _build_cloth(node: "hou.SopNode", key: str, start: int) -> ClothState:
     velocities = hgeo.read_point_floats(cloth, "v", 3) if cloth.findPointAttrib("v") is not None \
         else None
     settings = parms.cloth_settings(node)
-    colliders = _cloth_colliders(node, start)
+    colliders, vdb_frames = _cloth_colliders(node, start)
     solver = ClothSolver(positions, triangles.reshape(-1, 3), pinned=np.flatnonzero(w == 0.0),
                          settings=settings, colliders=colliders, velocities=velocities)
-    return ClothState(key=key, start=start, frame=start, solver=solver, rest=positions)
+    return ClothState(key=key, start=start, frame=start, solver=solver, rest=positions,
+                      vdb_frames=vdb_frames)
 
 
-def _cloth_colliders(node: "hou.SopNode", start: int) -> list["Collider"]:
+def _cloth_colliders(node: "hou.SopNode",
+                     start: int) -> tuple[list["Collider"], list[tuple[F64, F64]]]:
     geo = _input_at(node, 1, start)
     if geo is None or geo.primCount() == 0:
-        return []
-    from .vdb import colliders_from_geometry
+        return [], []
+    from .vdb import colliders_from_geometry, index_frame, vdb_prims
 
     voxel_size = parms.evaluate(node, ops.COLLIDER_VOXEL_SIZE.decl)
     band = parms.evaluate(node, ops.COLLIDER_BAND_VOXELS.decl)
-    return colliders_from_geometry(geo, voxel_size, band)
+    colliders = colliders_from_geometry(geo, voxel_size, band)
+    return colliders, [index_frame(v) for v in vdb_prims(geo)]
+
+
+def _move_vdb_colliders(node: "hou.SopNode", frame: int, state: ClothState) -> None:
+    """Give each VDB collider its rigid motion from the start frame to ``frame``.
+
+    The VDBs of input 1 are read at ``frame`` (their voxels are not re-read: the field is
+    rigid); a moved or turned VDB moves its collider, interpolated over the frame's substeps.
+    Polygon colliders keep their start-frame shape.
+    """
+    if not state.vdb_frames:
+        return
+    from .vdb import index_frame, rigid_motion, vdb_prims
+
+    geo = _input_at(node, 1, frame)
+    prims = vdb_prims(geo) if geo is not None else []
+    if len(prims) != len(state.vdb_frames):
+        raise hgeo.GeometryError(
+            f"input 1 has {len(prims)} VDB(s) at frame {frame} but {len(state.vdb_frames)} at "
+            "the start frame; the collider VDBs must persist (animate them with a transform)")
+    for collider, prim, start in zip(state.solver.colliders, prims, state.vdb_frames,
+                                     strict=False):
+        move_to = getattr(collider, "move_to", None)
+        if move_to is not None:
+            move_to(rigid_motion(start, index_frame(prim)))
 
 
 def _pin_targets(node: "hou.SopNode", frame: int, state: ClothState) -> F64 | None:
@@ -271,6 +302,7 @@ def _solve(node: "hou.SopNode") -> None:
         targets = _pin_targets(node, frame, state)
         if targets is not None:
             state.solver.set_pin_targets(targets)
+        _move_vdb_colliders(node, frame, state)
         state.solver.step(dt)
         state.frame = frame
     geo = _output_geometry(node)

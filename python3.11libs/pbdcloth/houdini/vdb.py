@@ -217,9 +217,46 @@ def polygons_to_vdb(geo: "hou.Geometry", voxel_size: float, band_voxels: int) ->
     return out
 
 
+def index_frame(prim: "hou.VDB") -> tuple[F64, F64]:
+    """Where a VDB's voxel lattice sits: (world position of index (0, 0, 0), 3x3 map).
+
+    The map's columns are the world steps of one voxel along i, j and k (column vectors), read
+    with ``indexToPos`` so that no matrix convention has to be assumed.
+    """
+    origin = np.array([float(c) for c in prim.indexToPos([0, 0, 0])])
+    steps = [np.array([float(c) for c in prim.indexToPos(list(e))]) - origin
+             for e in ((1, 0, 0), (0, 1, 0), (0, 0, 1))]
+    return origin, np.stack(steps, axis=1)
+
+
+def rigid_motion(start: tuple[F64, F64], now: tuple[F64, F64]) -> F64:
+    """4x4 matrix (column vectors) moving the lattice at ``start`` onto the lattice at ``now``.
+
+    ``x_now = R (x_start - o_start) + o_now`` with ``R = L_now L_start^-1``; rigid when the VDB was
+    only moved and turned (a scaled VDB gives a non-rigid matrix, which the collider refuses).
+    """
+    (o0, l0), (o1, l1) = start, now
+    if np.array_equal(o0, o1) and np.array_equal(l0, l1):
+        return np.eye(4)  # exactly still: no motion, no round-off
+    rot = l1 @ np.linalg.inv(l0)
+    m = np.eye(4)
+    m[:3, :3] = rot
+    m[:3, 3] = o1 - rot @ o0
+    return m
+
+
+def vdb_prims(geo: "hou.Geometry") -> list["hou.VDB"]:
+    """The VDB primitives of ``geo``, in primitive order."""
+    import hou
+
+    return [p for p in geo.prims() if isinstance(p, hou.VDB)]
+
+
 def colliders_from_geometry(geo: "hou.Geometry", voxel_size: float,
                             band_voxels: int) -> list["Collider"]:
     """Colliders for every VDB SDF of ``geo`` and one for all its closed polygons together.
+
+    The VDB colliders come first, in primitive order (see :func:`vdb_prims`).
 
     Raises:
         VdbError: a primitive type that is neither a VDB SDF nor a closed polygon.
