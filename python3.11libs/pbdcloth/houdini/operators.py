@@ -188,7 +188,8 @@ SOLVER = Operator(
     help=(
         "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
         "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders: "
-        "VDB signed distance fields, or closed polygons that are converted to one. Input 2 "
+        "VDB signed distance fields (an animated VDB moves its collider rigidly, frame by "
+        "frame), or closed polygons, converted once at the start frame. Input 2 "
         "(optional) animates the pinned points: its points with the same numbers as the pins "
         "give their targets. The state is kept on the node between cooks; changing an input "
         "or a parameter, or going back in time, restarts from the start frame."
