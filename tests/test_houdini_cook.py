@@ -179,6 +179,11 @@ def test_scrubbing_back_restarts_and_parameter_change_resets(hou) -> None:  # ty
     ref9 = _reference(pos, quads, np.arange(NX), frames=2,
                       settings=ClothSettings(**{**FAST, "substeps": 9}))
     assert np.array_equal(_p(changed), _f32(ref9.positions))
+    # So does a new frame rate (it sets the time step).
+    state = solver.cachedUserData(sops.STATE_KEY)
+    hou._state.fps = 30.0
+    solver._cook(3, sops.cook_solver)
+    assert solver.cachedUserData(sops.STATE_KEY) is not state
 
 
 def test_frames_before_the_start_show_the_rest_state(hou) -> None:  # type: ignore

@@ -136,8 +136,12 @@ def _input_at(node: "hou.SopNode", index: int, frame: float) -> "hou.Geometry | 
 
 
 def _parameter_key(node: "hou.SopNode", op: ops.Operator) -> str:
+    """Every parameter but the current frame, and the scene's frame rate (it sets dt)."""
+    import hou
+
     values = parms.evaluate_all(
         node, (p.decl for p in op.parameters if p.name != ops.CURRENT_FRAME))
+    values["$FPS"] = hou.fps()
     return json.dumps(values, sort_keys=True)
 
 
