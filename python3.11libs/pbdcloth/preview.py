@@ -221,17 +221,17 @@ def plot_log(records: Sequence[dict[str, float]], path: str | Path, title: str =
     frames = np.array([r["frame"] for r in records], dtype=np.float64)
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), dpi=100, sharex=True)
     for ax, (curves, ylabel) in zip(axes.ravel(), PLOT_PANELS):
-        drawn = 0
+        drawn: list[str] = []
         for key, label, scale in curves:
-            if not any(key in r for r in records):
+            if not any(r.get(key) is not None for r in records):
                 continue
             y = np.array([np.nan if r.get(key) is None else float(r[key]) * scale
                           for r in records])
-            ax.plot(frames, y, label=label, linewidth=1.2)
-            drawn += 1
-        ax.set_ylabel(ylabel)
+            ax.plot(frames, y, label=label, linewidth=1.2, marker="." if len(y) < 50 else None)
+            drawn.append(label)
+        ax.set_ylabel(ylabel if len(drawn) != 1 or ylabel != "count" else drawn[0])
         ax.grid(True, alpha=0.3)
-        if drawn > 1:
+        if len(drawn) > 1:
             ax.legend(fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("frame")

@@ -73,7 +73,7 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
                      normals=normals)
 
 
-def frame_record(frame: int, solver: ClothSolver, ms: float, contacts: int,
+def frame_record(frame: int, solver: ClothSolver, ms: float | None, contacts: int,
                  extra: dict[str, float]) -> dict[str, Any]:
     """One line of ``log.jsonl``."""
     record: dict[str, Any] = {
@@ -195,7 +195,8 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
             if done is None:
                 frame = spec.start_frame
                 committed = writer.write(frame, frame_data(spec, solver))
-                log.write(json.dumps(frame_record(frame, solver, 0.0, 0, {})) + "\n")
+                # The start frame is the rest state: no step, so no time per frame.
+                log.write(json.dumps(frame_record(frame, solver, None, 0, {})) + "\n")
                 log.flush()
                 if committed:
                     save_checkpoint(ckpt, frame, digest, solver.get_state())
@@ -241,7 +242,8 @@ def _summary(spec: SceneSpec, solver: ClothSolver, records: list[dict[str, Any]]
         "triangles": solver.model.mesh.triangle_count, "substeps": solver.settings.substeps,
         "iterations": solver.settings.iterations, "model": solver.settings.model,
         "seconds_this_run": seconds,
-        "ms_per_frame": float(np.mean([r["ms"] for r in stepped])) if stepped else 0.0,
+        "ms_per_frame": (float(np.mean([r["ms"] for r in stepped if r.get("ms") is not None]))
+                         if any(r.get("ms") is not None for r in stepped) else 0.0),
         "max_strain": max((r["max_strain"] for r in records), default=0.0),
         "min_collider_distance": min(dists) if dists else None,
         "resumed_from": resumed_from,
