@@ -229,6 +229,10 @@ def _decode_values(values: Any, count: int, size: int, where: str) -> NDArray[np
         raise GeoError(f"{where}: no 'tuples', 'arrays' or 'rawpagedata'")
     if out.shape[0] != count:
         raise GeoError(f"{where}: {out.shape[0]} values for {count} elements")
+    if v.get("storage") in ("fpreal32", "fpreal16"):
+        # The text holds enough digits for the stored type: round to it, as Houdini does.
+        out = out.astype(np.float32 if v["storage"] == "fpreal32" else np.float16).astype(
+            np.float64)
     return out
 
 

@@ -274,9 +274,14 @@ def _find_mesh(stage: Any, prim_path: str | None, source: str) -> Any:
 
 
 def _to_metres_y_up(stage: Any, points: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Scale by ``metersPerUnit`` and turn a Z-up stage Y-up: (x, y, z) -> (x, z, -y)."""
+    """Scale by ``metersPerUnit`` and turn a Z-up stage Y-up: (x, y, z) -> (x, z, -y).
+
+    A stage without authored ``metersPerUnit`` is read as 1 unit = 1 m, as Houdini does (USD's
+    own fallback would be centimetres)."""
     UsdGeom = require_usd()[1]
-    out = points * float(UsdGeom.GetStageMetersPerUnit(stage))
+    scale = (float(UsdGeom.GetStageMetersPerUnit(stage))
+             if UsdGeom.StageHasAuthoredMetersPerUnit(stage) else 1.0)
+    out = points * scale
     if UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z:
         out = np.stack([out[:, 0], out[:, 2], -out[:, 1]], axis=1)
     return out
