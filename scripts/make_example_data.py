@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 from pbdcloth.scenes import grid
 
 DATA = Path(__file__).resolve().parent.parent / "examples" / "data"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from pbdcloth.checkpoint import load_checkpoint, save_checkpoint
 from pbdcloth.io.cache import find_cache, read_cache
 from pbdcloth.io.geo import GeoError, parse_geo, read_geo, write_geo
@@ -23,7 +22,7 @@ DATA = Path(__file__).parent / "data" / "io"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 pxr = pytest.importorskip("pxr", reason="USD tests need usd-core")
-from pxr import Usd, UsdGeom  # noqa: E402
+from pxr import Usd, UsdGeom
 
 
 def small(tmp_path: Path, fmt: str, frames: int = 6, scene: str = "small_drape.toml",

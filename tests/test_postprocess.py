@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from pbdcloth.postprocess import (
     PostprocessError,
     PostprocessOptions,
@@ -38,20 +37,19 @@ def icosphere(levels: int) -> tuple[np.ndarray, np.ndarray]:
          (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
     pts = [np.array(p, dtype=float) / np.linalg.norm(p) for p in v]
     faces = list(f)
+    def m(mid: dict[tuple[int, int], int], a: int, b: int) -> int:
+        key = (min(a, b), max(a, b))
+        if key not in mid:
+            p = pts[a] + pts[b]
+            pts.append(p / np.linalg.norm(p))
+            mid[key] = len(pts) - 1
+        return mid[key]
+
     for _ in range(levels):
         mid: dict[tuple[int, int], int] = {}
-
-        def m(a: int, b: int) -> int:
-            key = (min(a, b), max(a, b))
-            if key not in mid:
-                p = pts[a] + pts[b]
-                pts.append(p / np.linalg.norm(p))
-                mid[key] = len(pts) - 1
-            return mid[key]
-
         new = []
         for a, b, c in faces:
-            ab, bc, ca = m(a, b), m(b, c), m(c, a)
+            ab, bc, ca = m(mid, a, b), m(mid, b, c), m(mid, c, a)
             new += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
         faces = new
     return np.array(pts), np.array(faces, dtype=np.int64)

@@ -10,14 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 2
 EXIT_INTERRUPTED = 130
 
-Sub = argparse._SubParsersAction  # type: ignore[type-arg]
+Sub = argparse._SubParsersAction
 
 
 def _parser(sub: Sub, name: str, summary: str, overview: str, examples: str = ""

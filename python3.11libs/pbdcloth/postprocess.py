@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from .model import point_normals
 
 F = NDArray[np.float64]
-I = NDArray[np.int64]  # noqa: E741 - index arrays
+I = NDArray[np.int64]
 
 #: lambda = 0.5 and mu = -0.52 give k_PB = 1/0.5 - 1/0.52 = 0.077, inside Taubin's recommended
 #: 0.01..0.1. Measured on a unit icosphere (642 points, 2 % radial noise), 10 iterations: volume

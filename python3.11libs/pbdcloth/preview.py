@@ -162,7 +162,7 @@ def render_frames(
                 label += f"   max strain {100 * float(np.max(colors[k])):.2f} %"
             ax.set_title(f"{title}\n{label}" if title else label, fontsize=9)
             fig.canvas.draw()
-            rgba = np.asarray(fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
+            rgba = np.asarray(fig.canvas.buffer_rgba())
             images.append(np.ascontiguousarray(rgba[..., :3]))
     finally:
         plt.close(fig)

@@ -30,10 +30,10 @@ import hashlib
 import json
 import math
 import os
-import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -152,7 +152,7 @@ def _plain(value: Any) -> Any:
 
 def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
     try:
-        from .colliders.sdf import SdfCollider  # type: ignore[import-not-found]
+        from .colliders.sdf import SdfCollider
     except ImportError as exc:
         raise SceneFileError(spec.key, [Problem(
             f"{spec.key}.type", spec.kind,
@@ -266,12 +266,12 @@ class SceneSpec:
         out = self.output
         return [
             f"scene      {self.name}",
-            f"cloth      {self.positions.shape[0]} points, {self.triangles.shape[0]} triangles, "
-            f"{self.pinned.size} pinned",
+            (f"cloth      {self.positions.shape[0]} points, {self.triangles.shape[0]} "
+             f"triangles, {self.pinned.size} pinned"),
             f"colliders  {len(self.colliders)} ({kinds})",
             f"frames     {self.start_frame}-{self.last_frame} at {self.fps:g} fps",
-            f"settings   {self.settings.model}, {self.settings.substeps} substeps x "
-            f"{self.settings.iterations} iterations",
+            (f"settings   {self.settings.model}, {self.settings.substeps} substeps x "
+             f"{self.settings.iterations} iterations"),
             f"output     {out.dir / out.name} ({out.format})",
         ]
 
@@ -298,11 +298,11 @@ class _Checker:
         return value
 
     def unknown(self, table: dict[str, Any], allowed: Sequence[str], where: str) -> None:
-        for name in table:
+        for name, value in table.items():
             if name not in allowed:
                 close = difflib.get_close_matches(name, allowed, n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
-                self.add(f"{where}{name}", table[name],
+                self.add(f"{where}{name}", value,
                          f"unknown key{hint} (valid: {', '.join(allowed)})")
 
     def number(self, table: dict[str, Any], name: str, where: str, default: Any = _MISSING,
@@ -460,6 +460,7 @@ def _read_mesh(check: _Checker, table: dict[str, Any]
         check.add("mesh", table, "give exactly one of 'file' or 'grid'")
         return None
     groups: dict[str, NDArray[np.int64]] = {}
+    faces: Any
     if has_file:
         path = check.file(table, "file", where, MESH_SUFFIXES)
         prim = check.text(table, "prim", where, None)
@@ -605,7 +606,7 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
         return None
     if kind in ("mesh", "vdb"):
         try:
-            from .colliders.sdf import SdfCollider  # type: ignore[import-not-found]  # noqa: F401
+            from .colliders.sdf import SdfCollider  # noqa: F401
         except ImportError:
             check.add(f"{where}type", kind,
                       f"'{kind}' colliders need SdfCollider (pbdcloth.colliders.sdf), which "
@@ -697,9 +698,9 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
         check.add("colliders", raw_colliders, "must be an array of tables ([[colliders]])")
         raw_colliders = []
     for i, entry in enumerate(raw_colliders):
-        spec = _read_collider(check, entry, i)
-        if spec is not None:
-            colliders.append(spec)
+        collider = _read_collider(check, entry, i)
+        if collider is not None:
+            colliders.append(collider)
 
     settings = _read_settings(check, check.table(data, "settings"), settings_overrides or {})
     output = _read_output(check, check.table(data, "output"), name or "scene")
@@ -746,6 +747,10 @@ def read_scene_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     source = Path(path)
     if not source.is_file():
         raise SceneFileError(str(source), [Problem("file", str(source), "scene file not found")])
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the same parser as the tomli package
+        import tomli as tomllib  # type: ignore[no-redef]
     try:
         with source.open("rb") as fh:
             return tomllib.load(fh)

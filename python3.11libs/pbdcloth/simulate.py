@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -254,12 +255,12 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The summary as printed at the end of ``pbdcloth simulate``."""
     dist = summary.get("min_collider_distance")
     lines = [
-        f"frames           {summary['first_frame']}-{summary['last_frame']}"
-        + (f" (resumed after frame {summary['resumed_from']})"
-           if summary.get("resumed_from") is not None else ""),
+        (f"frames           {summary['first_frame']}-{summary['last_frame']}"
+         + (f" (resumed after frame {summary['resumed_from']})"
+            if summary.get("resumed_from") is not None else "")),
         f"particles        {summary['particles']} ({summary['triangles']} triangles)",
-        f"substeps x iter  {summary['substeps']} x {summary['iterations']} "
-        f"({summary['model']})",
+        (f"substeps x iter  {summary['substeps']} x {summary['iterations']} "
+         f"({summary['model']})"),
         f"time per frame   {summary['ms_per_frame']:.1f} ms",
         f"max stretch      {100 * summary['max_strain']:.3f} %",
     ]

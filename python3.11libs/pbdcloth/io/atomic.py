@@ -6,7 +6,7 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 
 def _umask() -> int:
@@ -22,7 +22,7 @@ _FILE_MODE = 0o666 & ~_umask()
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "w",
-                 encoding: str | None = "utf-8") -> Iterator[IO]:  # type: ignore[type-arg]
+                 encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success rename it over ``path``.
 
     The rename is atomic on POSIX and Windows (``os.replace``), so readers see either the old

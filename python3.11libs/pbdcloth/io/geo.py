@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -77,7 +78,7 @@ class GeoGeometry:
 # ------------------------------------------------------------------------------------------
 # writing
 # ------------------------------------------------------------------------------------------
-def _rows(values: NDArray[np.float64], storage: str) -> str:
+def _rows(values: NDArray[Any], storage: str) -> str:
     """Tuples of a (N, k) array as JSON text; float32 with 9 significant digits (exact)."""
     fmt = "%.9g" if storage == "fpreal32" else "%.17g"
     if values.dtype.kind in "iu":
@@ -86,12 +87,12 @@ def _rows(values: NDArray[np.float64], storage: str) -> str:
     return ",".join(row % tuple(r) for r in values.tolist())
 
 
-def _scalars(values: NDArray[np.float64], storage: str) -> str:
+def _scalars(values: NDArray[Any], storage: str) -> str:
     fmt = "%d" if values.dtype.kind in "iu" else ("%.9g" if storage == "fpreal32" else "%.17g")
     return ",".join(fmt % v for v in values.tolist())
 
 
-def _attribute_json(name: str, values: NDArray[np.generic], storage: str) -> str:
+def _attribute_json(name: str, values: NDArray[Any], storage: str) -> str:
     """One ``[definition, data]`` attribute entry."""
     size = 1 if values.ndim == 1 else int(values.shape[1])
     typeinfo = _TYPEINFO.get(name)
@@ -143,8 +144,8 @@ def geo_text(
     if pos.ndim != 2 or pos.shape[1] != 3 or not np.all(np.isfinite(pos)):
         raise GeoError(f"positions must be a finite (N, 3) array, got shape {pos.shape}")
     n = pos.shape[0]
-    polys = [list(map(int, f)) for f in (faces.tolist() if isinstance(faces, np.ndarray)
-                                         else faces)]
+    rows = faces.tolist() if isinstance(faces, np.ndarray) else faces
+    polys = [[int(i) for i in f] for f in cast(Sequence[Sequence[int]], rows)]
     flat = [i for f in polys for i in f]
     if flat and (min(flat) < 0 or max(flat) >= n):
         raise GeoError(f"faces use point indices outside [0, {n - 1}]")

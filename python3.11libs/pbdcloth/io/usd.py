@@ -21,10 +21,11 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -57,7 +58,7 @@ def _vec3f(Vt: ModuleType, values: NDArray[np.float64]) -> Any:
 def _flat_faces(faces: ArrayLike | Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
     if isinstance(faces, np.ndarray) and faces.ndim == 2:
         return [int(faces.shape[1])] * faces.shape[0], faces.reshape(-1).astype(int).tolist()
-    polys = [list(map(int, f)) for f in faces]  # type: ignore[union-attr]
+    polys = [[int(i) for i in f] for f in cast(Sequence[Sequence[int]], faces)]
     return [len(f) for f in polys], [i for f in polys for i in f]
 
 
@@ -144,7 +145,7 @@ class UsdCacheWriter:
                 if t > keep_until:
                     attr.ClearAtTime(t)
         samples = self.mesh.GetPointsAttr().GetTimeSamples()
-        if not samples or int(round(samples[-1])) != keep_until:
+        if not samples or round(samples[-1]) != keep_until:
             raise UsdError(f"cannot resume: {self.path} does not hold frame {keep_until}")
         self.last_frame = keep_until
         self.committed_frame = keep_until
@@ -249,7 +250,7 @@ def _open_stage(path: str | os.PathLike[str]) -> Any:
         raise UsdError(f"USD file not found: {source}")
     try:
         stage = Usd.Stage.Open(str(source))
-    except Exception as exc:  # pxr raises Tf.ErrorException
+    except Exception as exc:  # noqa: BLE001 - pxr raises Tf.ErrorException
         raise UsdError(f"{source}: cannot open as USD: {exc}") from None
     if stage is None:
         raise UsdError(f"{source}: cannot open as USD")
@@ -366,5 +367,5 @@ def read_usd_cache(path: str | os.PathLike[str], prim_path: str | None = None,
               if pv and pv.GetAttr().GetTimeSamples() else None)
     positions = [np.asarray(mesh.GetPointsAttr().Get(Usd.TimeCode(t)), dtype=np.float64)
                  for t in samples]
-    return UsdCache(frames=[int(round(t)) for t in samples], positions=positions, faces=faces,
+    return UsdCache(frames=[round(t) for t in samples], positions=positions, faces=faces,
                     strain=strain, fps=float(stage.GetFramesPerSecond()))
