@@ -4,7 +4,7 @@ The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
 """
 
 from .body import Body, body_colliders
-from .colliders import Capsule, Collider, Plane, Sphere
+from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
 from .mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
 from .solver import ClothSolver, SolverInputError
@@ -21,6 +21,8 @@ __all__ = [
     "Collider",
     "MeshError",
     "Plane",
+    "SdfCollider",
+    "SdfError",
     "SettingsError",
     "SolverInputError",
     "Sphere",

@@ -24,6 +24,8 @@ class Collider(ABC):
         """Signed distance (M,) [m] and unit outward normal (M, 3) at ``points`` (M, 3).
 
         ``alpha`` in [0, 1] blends the pose from the start to the end of the current frame.
+        A zero normal row means the collider knows no direction there (e.g. outside or deeper
+        than a signed distance field's narrow band); the contact response skips such points.
         """
 
     @abstractmethod

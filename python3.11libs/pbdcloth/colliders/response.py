@@ -74,6 +74,13 @@ def project_contacts(
     if idx.size == 0:
         return 0
     n = normal[idx]
+    directed = n.any(axis=1)
+    if not directed.all():
+        # A zero normal: the collider knows no way out here (e.g. a particle deeper inside a
+        # signed distance field than its narrow band). Pushing or braking it would be arbitrary.
+        idx, n = idx[directed], n[directed]
+        if idx.size == 0:
+            return 0
     d = depth[idx]
     q = p[idx] + d[:, None] * n
     surface = np.asarray(collider.displacement(q, alpha0, alpha1))
