@@ -109,6 +109,8 @@ class ColliderSpec:
     params: dict[str, Any]
     motion: Motion | None
     key: str
+    _sdf: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The level set, built once (validation) and shared by every collider made from it."""
 
     def build(self, frame: float) -> Collider:
         """The collider at its pose for ``frame``."""
@@ -135,11 +137,21 @@ class ColliderSpec:
         elif isinstance(collider, Capsule):
             collider.move_to(np.asarray(p["a"]) + off, np.asarray(p["b"]) + off)
         else:
-            collider.move_to(off)  # type: ignore[attr-defined]
+            collider.move_to(_translation(off))  # type: ignore[attr-defined]
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, **{k: _plain(v) for k, v in self.params.items()},
-                "keys": self.motion.to_json() if self.motion else None}
+        out = {"type": self.kind, **{k: _plain(v) for k, v in self.params.items()},
+               "keys": self.motion.to_json() if self.motion else None}
+        if isinstance(self.params.get("file"), Path):
+            out["file_sha256"] = hashlib.sha256(self.params["file"].read_bytes()).hexdigest()
+        return out
+
+
+def _translation(offset: F) -> F:
+    """4 x 4 matrix (column vectors) translating by ``offset`` [m]."""
+    m = np.eye(4)
+    m[:3, 3] = offset
+    return m
 
 
 def _plain(value: Any) -> Any:
@@ -151,6 +163,8 @@ def _plain(value: Any) -> Any:
 
 
 def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
+    """A level-set collider from a closed mesh (OpenVDB mesh-to-level-set, like Houdini's VDB
+    from Polygons) or a ``.vdb`` file; the level set is built once per spec."""
     try:
         from .colliders.sdf import SdfCollider
     except ImportError as exc:
@@ -159,17 +173,21 @@ def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
             f"'{spec.kind}' colliders need SdfCollider (pbdcloth.colliders.sdf), which this "
             f"installation lacks ({exc})")]) from None
     p = spec.params
-    if spec.kind == "mesh":
-        from .io.meshfile import read_mesh
-        from .mesh import triangulate
+    if "collider" not in spec._sdf:
+        if spec.kind == "mesh":
+            from .io.meshfile import read_mesh
+            from .mesh import triangulate
 
-        mesh = read_mesh(p["file"], p.get("prim"))
-        collider = SdfCollider.from_mesh(mesh.positions, triangulate(mesh.faces),
-                                         voxel_size=p["voxel_size"])
-    else:
-        collider = SdfCollider.from_vdb(p["file"], grid=p.get("grid") or None)
+            mesh = read_mesh(p["file"], p.get("prim") or None)
+            spec._sdf["collider"] = SdfCollider.from_mesh(
+                mesh.positions, triangulate(mesh.faces), voxel_size=p["voxel_size"],
+                half_width=p["half_width"])
+        else:
+            spec._sdf["collider"] = SdfCollider.from_vdb(p["file"], p.get("grid") or None)
+    made = spec._sdf["collider"]
+    collider = SdfCollider(made.grid, made.base, made.source)
     if np.any(offset != 0.0):
-        collider.move_to(offset)
+        collider.move_to(_translation(offset))
         collider.end_frame()
     return collider
 
@@ -560,7 +578,7 @@ _COLLIDER_KEYS = {
     "plane": ("point", "normal"),
     "sphere": ("center", "radius"),
     "capsule": ("a", "b", "radius"),
-    "mesh": ("file", "prim", "voxel_size"),
+    "mesh": ("file", "prim", "voxel_size", "half_width"),
     "vdb": ("file", "grid"),
 }
 
@@ -598,6 +616,8 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
         params["prim"] = check.text(entry, "prim", where, "")
         params["voxel_size"] = check.number(entry, "voxel_size", where, minimum=0.0,
                                             exclusive_min=True, unit="m")
+        params["half_width"] = check.number(entry, "half_width", where, 3.0, minimum=1.0,
+                                            maximum=100.0, unit="voxels")
     else:
         params["file"] = check.file(entry, "file", where, (".vdb",))
         params["grid"] = check.text(entry, "grid", where, "")
@@ -731,14 +751,20 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
                      triangles=triangles, pinned=pinned, pin_motion=pin_motion,
                      colliders=colliders, settings=settings, frames=frames, start_frame=start,
                      fps=fps, output=output, postprocess=post)
-    try:
-        # Build the colliders once: catches problems only their constructors see.
-        for c in colliders:
+    problems: list[Problem] = []
+    for c in colliders:
+        # Build each collider once: catches what only its constructor sees (a .vdb without a
+        # level set, an open mesh, pyopenvdb missing).
+        try:
             c.build(start)
-    except SceneFileError as exc:
-        return None, exc.problems
-    except (ValueError, RuntimeError, OSError) as exc:
-        return None, [Problem(c.key, _MISSING, str(exc))]
+        except SceneFileError as exc:
+            problems += exc.problems
+        except (ValueError, RuntimeError, OSError, ImportError) as exc:
+            key = f"{c.key}.file" if "file" in c.params else c.key
+            value = c.params["file"].name if "file" in c.params else _MISSING
+            problems.append(Problem(key, value, str(exc)))
+    if problems:
+        return None, problems
     return spec, []
 
 
