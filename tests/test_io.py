@@ -303,10 +303,14 @@ def test_resume_continues_bit_identically(tmp_path: Path, fmt: str) -> None:
     assert np.max(np.abs(c.state["positions"] - a.state["positions"])) > 1e-4
 
 
-def test_resume_refuses_a_changed_scene(tmp_path: Path) -> None:
+def test_resume_refuses_a_changed_scene_or_missing_frames(tmp_path: Path) -> None:
     from pbdcloth.checkpoint import CheckpointError
 
     simulate(small(tmp_path, "obj", frames=3), progress=False)
+    (tmp_path / "out" / "cloth.0002.obj").rename(tmp_path / "elsewhere.obj")
+    with pytest.raises(CheckpointError, match=r"frames \[2\] of the cache are missing"):
+        simulate(small(tmp_path, "obj", frames=5), resume=True, progress=False)
+    (tmp_path / "elsewhere.obj").rename(tmp_path / "out" / "cloth.0002.obj")
     changed = load_scene(DATA / "small_drape.toml", {"out": tmp_path / "out", "format": "obj",
                                                      "frames": 5}, {"friction": 0.9})
     with pytest.raises(CheckpointError, match="different scene"):

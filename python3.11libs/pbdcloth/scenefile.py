@@ -13,7 +13,9 @@ A scene file has these tables (every one optional except ``[mesh]``)::
     [output]       dir, name, format = "usd" | "geo" | "obj", normals, velocities
     [postprocess]  smooth_iterations, smooth_lambda, smooth_mu, shell_thickness, centred
 
-Lengths are metres, times seconds, Y is up. Relative file names are relative to the scene file.
+Lengths are metres, times seconds, Y is up. Relative file names in the file (inputs and
+``[output] dir``) are relative to the scene file; the default output folder ``out/NAME`` and the
+command line's ``--out`` are relative to the current directory.
 Keyframed motion (``keys``) moves a collider or the pins by a translation interpolated linearly
 between keys and held before the first and after the last; pins move relative to where they are
 at the start frame.
@@ -648,8 +650,12 @@ def _read_output(check: _Checker, table: dict[str, Any], name: str) -> OutputSpe
         stem = None
     if folder is None or stem is None or fmt is None:
         return None
-    return OutputSpec(dir=Path(folder), name=stem, format=fmt, normals=normals,
-                      velocities=velocities)
+    # A folder named in the file is relative to the file, like every path in it; the default
+    # (out/NAME) and --out are relative to the current directory.
+    where = Path(folder)
+    if "dir" in table and not where.is_absolute():
+        where = check.base / where
+    return OutputSpec(dir=where, name=stem, format=fmt, normals=normals, velocities=velocities)
 
 
 def _read_postprocess(check: _Checker, table: dict[str, Any]) -> PostprocessOptions | None:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .io.atomic import atomic_write
-from .io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter
+from .io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
 from .model import point_normals
 from .postprocess import postprocess
 from .runner import min_distance
@@ -171,6 +171,13 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
         if not spec.start_frame <= saved.frame:
             raise CheckpointError(f"cannot resume: checkpoint frame {saved.frame} is before the "
                                   f"start frame {spec.start_frame}")
+        if spec.output.format in ("geo", "obj"):
+            have = sequence_frames(spec.output.dir, spec.output.name, spec.output.format)
+            missing = [k for k in range(spec.start_frame, saved.frame + 1) if k not in have]
+            if missing:
+                raise CheckpointError(
+                    f"cannot resume: frames {missing[:5]} of the cache are missing from "
+                    f"{spec.output.dir}; run without --resume to start over")
         solver.set_state(saved.state)
         spec.restore_controls(solver, saved.frame)
         done = saved.frame
