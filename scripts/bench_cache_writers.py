@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from pbdcloth.io.cache import FrameData, SequenceWriter, UsdWriter
 from pbdcloth.scenes import grid
 
@@ -25,7 +24,7 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=10_000)
     ap.add_argument("--frames", type=int, default=48)
     args = ap.parse_args()
-    side = int(round(args.points ** 0.5))
+    side = round(args.points ** 0.5)
     pos, tris = grid(side, side, 1.0, 1.0)
     rng = np.random.default_rng(0)
     frames = [pos + 0.01 * k * rng.standard_normal(pos.shape) for k in range(args.frames)]
@@ -35,7 +34,7 @@ def main() -> None:
     print(f"{pos.shape[0]} points, {tris.shape[0]} triangles, {args.frames} frames")
     print(f"{'writer':28s} {'ms/frame':>9s} {'MB on disk':>11s} {'commits':>8s}")
     with tempfile.TemporaryDirectory() as tmp:
-        cases = [("obj sequence", "obj", None), ("geo sequence (fpreal32)", "geo", None),
+        cases = [("obj sequence", "obj", 0.0), ("geo sequence (fpreal32)", "geo", 0.0),
                  ("usd, commit every frame", "usd", 0.0), ("usd, commit_ratio 5", "usd", 5.0)]
         for label, fmt, ratio in cases:
             out = Path(tmp) / label.replace(" ", "_").replace(",", "")

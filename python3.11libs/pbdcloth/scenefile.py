@@ -652,10 +652,11 @@ def _read_output(check: _Checker, table: dict[str, Any], name: str) -> OutputSpe
         return None
     # A folder named in the file is relative to the file, like every path in it; the default
     # (out/NAME) and --out are relative to the current directory.
-    where = Path(folder)
-    if "dir" in table and not where.is_absolute():
-        where = check.base / where
-    return OutputSpec(dir=where, name=stem, format=fmt, normals=normals, velocities=velocities)
+    folder_path = Path(folder)
+    if "dir" in table and not folder_path.is_absolute():
+        folder_path = check.base / folder_path
+    return OutputSpec(dir=folder_path, name=stem, format=fmt, normals=normals,
+                      velocities=velocities)
 
 
 def _read_postprocess(check: _Checker, table: dict[str, Any]) -> PostprocessOptions | None:
