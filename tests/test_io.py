@@ -460,3 +460,13 @@ def test_level_set_problems_are_reported_with_their_key(tmp_path: Path) -> None:
     with pytest.raises(SceneFileError, match=r"colliders\[0\]\.file = 'ball.vdb': .*no grid "
                                              r"named 'nope'"):
         load_scene(scene)
+
+
+def test_output_folder_in_the_file_is_relative_to_the_file(tmp_path: Path) -> None:
+    scene = tmp_path / "shot" / "s.toml"
+    scene.parent.mkdir()
+    scene.write_text('[mesh]\ngrid = { nx = 3, ny = 3 }\n[output]\ndir = "cache"\n')
+    assert load_scene(scene).output.dir == scene.parent / "cache"
+    scene.write_text('[scene]\nname = "s1"\n[mesh]\ngrid = { nx = 3, ny = 3 }\n')
+    assert load_scene(scene).output.dir == Path("out/s1")
+    assert load_scene(scene, {"out": "x"}).output.dir == Path("x")
