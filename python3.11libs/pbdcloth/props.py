@@ -19,6 +19,25 @@ from .colliders.sdf import SdfCollider
 F = NDArray[np.float64]
 Ix = NDArray[np.int64]
 
+#: Corner k = 4 a + 2 b + c of :func:`box_mesh` sits at (-+)x, (-+)y, (-+)z for a, b, c = 0/1.
+_BOX_QUADS = np.array([[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4],
+                       [1, 5, 7, 3]], dtype=np.int64)
+
+
+def box_mesh(center: object, half: object, rotation: object = None) -> tuple[F, Ix]:
+    """A closed box: 8 vertices (8, 3) [m] and 6 outward-facing quads (6, 4).
+
+    ``half`` are the half-extents [m] along the box's own axes; ``rotation`` (3, 3) turns the
+    box about its centre.
+    """
+    signs = np.array([[a, b, c] for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)],
+                     dtype=np.float64)
+    local: F = signs * np.asarray(half, dtype=np.float64)
+    if rotation is not None:
+        local = local @ np.asarray(rotation, dtype=np.float64).T
+    return local + np.asarray(center, dtype=np.float64), _BOX_QUADS.copy()
+
+
 def merge_meshes(parts: list[tuple[F, Ix]]) -> tuple[F, Ix]:
     """One mesh (vertices, faces) from several with faces of the same arity."""
     verts, faces, offset = [], [], 0

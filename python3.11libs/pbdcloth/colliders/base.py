@@ -28,6 +28,18 @@ class Collider(ABC):
         than a signed distance field's narrow band); the contact response skips such points.
         """
 
+    def near(self, points: F, alpha: float, distance: float) -> tuple[NDArray[np.intp], F, F]:
+        """The points closer than ``distance`` [m] to the surface: indices (K,) into ``points``
+        (ascending), their signed distances (K,) [m] and normals (K, 3), equal to what
+        :meth:`query` gives for them.
+
+        The contact response asks only for these; colliders that can find them cheaper than a
+        full query (e.g. by computing normals for near points only) override this.
+        """
+        phi, normal = self.query(points, alpha)
+        idx = np.flatnonzero(phi < distance)
+        return idx, phi[idx], normal[idx]
+
     @abstractmethod
     def displacement(self, points: F, alpha0: float, alpha1: float) -> F:
         """How far the collider's surface near ``points`` moves from ``alpha0`` to ``alpha1`` [m].

@@ -158,8 +158,8 @@ def slerp(q0: F, q1: F, alpha: float) -> F:
     """Spherical linear interpolation of unit quaternions along the shorter arc (Shoemake 1985).
 
     Exact at alpha = 0 and 1 (returns q0 or +-q1, the same rotation). Nearly equal quaternions
-    (angle below 1e-6 rad) fall back to normalized linear interpolation, where slerp's
-    sin W denominators lose precision and the two agree to round-off.
+    (cos W > 1 - 1e-12, W below 1.5e-6 rad) fall back to normalized linear interpolation, where
+    slerp's sin W denominators lose precision and the two agree to round-off.
     """
     if alpha == 0.0:
         return q0

@@ -73,6 +73,7 @@ class SdfGrid:
     def __init__(self, table: NDArray[np.float32], shape: tuple[int, int, int], origin: F,
                  voxel_size: float, background: float, lower: F, upper: F) -> None:
         self.table = table
+        self._phi = np.ascontiguousarray(table[:, 0])  # the distances alone, for a cheap pass
         self.shape = shape
         self.origin = origin
         self.voxel_size = voxel_size
@@ -187,15 +188,25 @@ class SdfGrid:
     def evaluate(self, cells: Cells) -> tuple[F, F]:
         """Trilinear distance (M,) [m] and unit gradient (3, M) at located points; the gradient
         is zero where its interpolated length is below ``MIN_GRADIENT`` (no direction known)."""
+        out = self._interpolate(cells, 0)
+        return out[0], _unit(out[1:])
+
+    def distance(self, cells: Cells) -> F:
+        """Trilinear distance (M,) [m] at located points (one gather of 4 bytes per corner)."""
+        corners = cells.base + self._offsets
+        v = self._phi.take(corners).reshape(2, 2, 2, -1)
+        return _trilinear(v, cells.frac).astype(np.float64)
+
+    def normal(self, cells: Cells) -> F:
+        """Unit gradient (3, M) at located points, as in :meth:`evaluate`."""
+        return _unit(self._interpolate(cells, 1))
+
+    def _interpolate(self, cells: Cells, first: int) -> F:
+        """Columns ``first``..3 of the table, trilinearly interpolated: (4 - first, M)."""
         corners = cells.base + self._offsets  # (8, M)
-        rows = self.table.take(corners, axis=0)  # (8, M, 4)
-        v = np.ascontiguousarray(rows.transpose(2, 0, 1)).reshape(4, 2, 2, 2, -1)
-        out = _trilinear(v, cells.frac).astype(np.float64)  # (4, M)
-        phi, grad = out[0], out[1:]
-        length = np.sqrt(np.einsum("ij,ij->j", grad, grad))
-        ok = length > MIN_GRADIENT
-        grad *= np.where(ok, 1.0, 0.0) / np.where(ok, length, 1.0)
-        return phi, grad
+        rows = self.table.take(corners, axis=0)  # (8, M, 4): one 16-byte row per corner
+        v = np.ascontiguousarray(rows[:, :, first:].transpose(2, 0, 1))
+        return _trilinear(v.reshape(4 - first, 2, 2, 2, -1), cells.frac).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -209,6 +220,19 @@ class Cells:
 
     base: NDArray[np.intp]
     frac: NDArray[np.float32]
+
+    def subset(self, idx: NDArray[np.intp]) -> Cells:
+        """The cells of points ``idx`` only."""
+        return Cells(self.base[idx], self.frac[:, idx])
+
+
+def _unit(grad: F) -> F:
+    """Columns of ``grad`` (3, M) scaled to unit length in place; zero where shorter than
+    ``MIN_GRADIENT`` (the field is flat there: no direction)."""
+    length = np.sqrt(np.einsum("ij,ij->j", grad, grad))
+    ok = length > MIN_GRADIENT
+    grad *= np.where(ok, 1.0, 0.0) / np.where(ok, length, 1.0)
+    return grad
 
 
 def _trilinear(v: NDArray[np.float32], frac: NDArray[np.float32]) -> NDArray[np.float32]:
