@@ -34,3 +34,10 @@ __all__ = [
     "__version__",
     "body_colliders",
 ]
+
+# Scene files, streamed caches and post-processing.
+from .postprocess import taubin_smooth, thicken  # noqa: E402
+from .scenefile import SceneFileError, load_scene  # noqa: E402
+from .simulate import simulate  # noqa: E402
+
+__all__ += ["SceneFileError", "load_scene", "simulate", "taubin_smooth", "thicken"]
