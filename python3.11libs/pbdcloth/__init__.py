@@ -4,7 +4,7 @@ The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
 """
 
 from .body import Body, body_colliders
-from .colliders import Capsule, Collider, Plane, Sphere
+from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
 from .mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
 from .solver import ClothSolver, SolverInputError
@@ -22,6 +22,8 @@ __all__ = [
     "Collider",
     "MeshError",
     "Plane",
+    "SdfCollider",
+    "SdfError",
     "SettingsError",
     "SolverInputError",
     "Sphere",
@@ -32,3 +34,10 @@ __all__ = [
     "__version__",
     "body_colliders",
 ]
+
+# Scene files, streamed caches and post-processing.
+from .postprocess import taubin_smooth, thicken  # noqa: E402
+from .scenefile import SceneFileError, load_scene  # noqa: E402
+from .simulate import simulate  # noqa: E402
+
+__all__ += ["SceneFileError", "load_scene", "simulate", "taubin_smooth", "thicken"]

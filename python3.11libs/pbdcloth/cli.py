@@ -159,6 +159,11 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore
     _add_settings,
 ]
 
+# Scene files and caches: simulate, validate, preview, plot, postprocess (pbdcloth.cli_sim).
+from .cli_sim import SIM_COMMANDS  # noqa: E402
+
+COMMANDS.extend(SIM_COMMANDS)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

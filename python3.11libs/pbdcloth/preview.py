@@ -107,3 +107,160 @@ def contact_sheet(
         if tmp.exists():
             tmp.unlink()
     return target
+
+
+# --- caches: strain colours, movies -----------------------------------------------------------
+def point_strain_from_rest(positions: NDArray[np.float64], triangles: NDArray[np.int64],
+                           rest: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per-point mean |L / L0 - 1| over the point's edges, L0 from ``rest``, shape (N,)."""
+    from .postprocess import edge_use
+
+    edges = edge_use(np.asarray(triangles, dtype=np.int64))[0]
+    i, j = edges[:, 0], edges[:, 1]
+    rest_len = np.linalg.norm(rest[i] - rest[j], axis=1)
+    length = np.linalg.norm(positions[i] - positions[j], axis=1)
+    s = np.abs(length / np.where(rest_len > 0.0, rest_len, 1.0) - 1.0)
+    n = positions.shape[0]
+    total = np.bincount(edges.reshape(-1), weights=np.repeat(s, 2), minlength=n)
+    count = np.bincount(edges.reshape(-1), minlength=n)
+    return total / np.maximum(count, 1)
+
+
+def cache_strain(frames: Sequence[NDArray[np.float64]], triangles: NDArray[np.int64],
+                 stored: Sequence[NDArray[np.float64]] | None = None
+                 ) -> list[NDArray[np.float64]]:
+    """Strain per point and frame: the cache's own (``.geo``/USD ``strain``) when it has one,
+    else measured against the first frame (a pbdcloth cache starts at rest)."""
+    if stored is not None and len(stored) == len(frames):
+        return [np.asarray(s, dtype=np.float64) for s in stored]
+    return [point_strain_from_rest(f, triangles, frames[0]) for f in frames]
+
+
+def render_frames(
+    frames: Sequence[NDArray[np.float64]],
+    triangles: NDArray[np.int64],
+    colors: Sequence[NDArray[np.float64]] | None = None,
+    frame_numbers: Sequence[int] | None = None,
+    size: int = 480,
+    vmax: float | None = None,
+    title: str = "",
+) -> list[NDArray[np.uint8]]:
+    """RGB images (size, size, 3) of each frame, same camera for all, coloured by ``colors``."""
+    plt = _require_matplotlib()
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    allpts = np.concatenate(list(frames))
+    lo, hi = allpts.min(axis=0), allpts.max(axis=0)
+    centre, half = ((lo + hi) / 2)[[0, 2, 1]], max(float((hi - lo).max()) / 2, 1e-6)
+    if colors is not None and vmax is None:
+        vmax = max(float(np.max(c)) for c in colors)
+    scale = vmax if vmax else 1.0
+    cmap = plt.get_cmap("viridis")
+    numbers = list(frame_numbers) if frame_numbers is not None else list(range(len(frames)))
+    dpi = 100
+    fig = plt.figure(figsize=(size / dpi, size / dpi), dpi=dpi)
+    ax = fig.add_subplot(1, 1, 1, projection="3d")
+    images: list[NDArray[np.uint8]] = []
+    try:
+        for k, pts in enumerate(frames):
+            ax.cla()
+            polys = pts[:, [0, 2, 1]][triangles]
+            face = (cmap(np.clip(colors[k][triangles].mean(axis=1) / scale, 0.0, 1.0))
+                    if colors is not None else (0.55, 0.65, 0.85, 1.0))
+            ax.add_collection3d(Poly3DCollection(polys, facecolors=face,
+                                                 edgecolors=(0, 0, 0, 0.08), linewidths=0.2))
+            for axis, c in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), centre):
+                axis(c - half, c + half)
+            ax.view_init(elev=20, azim=-60)
+            ax.set_axis_off()
+            label = f"frame {numbers[k]}"
+            if colors is not None:
+                label += f"   max strain {100 * float(np.max(colors[k])):.2f} %"
+            ax.set_title(f"{title}\n{label}" if title else label, fontsize=9)
+            fig.canvas.draw()
+            rgba = np.asarray(fig.canvas.buffer_rgba())
+            images.append(np.ascontiguousarray(rgba[..., :3]))
+    finally:
+        plt.close(fig)
+    return images
+
+
+def write_movie(path: str | Path, images: Sequence[NDArray[np.uint8]], fps: float) -> Path:
+    """An animated GIF (Pillow) or MP4 (imageio-ffmpeg) of ``images``, written atomically."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"movie must be a .gif or .mp4 file, got {target.name!r}")
+    if not images:
+        raise ValueError("no frames to write")
+    try:
+        import imageio.v3 as iio
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError("movies need imageio: pip install 'pbdcloth[cli]'") from exc
+    tmp = atomic_path(target)
+    try:
+        if suffix == ".gif":
+            iio.imwrite(tmp, np.stack(images), extension=".gif",
+                        duration=int(round(1000.0 / fps)), loop=0)
+        else:
+            try:
+                import imageio_ffmpeg  # noqa: F401
+            except ImportError:
+                raise RuntimeError("MP4 needs imageio-ffmpeg (pip install imageio-ffmpeg); "
+                                   "or write a .gif") from None
+            iio.imwrite(tmp, np.stack(images), extension=".mp4", fps=fps, codec="libx264",
+                        macro_block_size=16)
+        tmp.replace(target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return target
+
+
+# --- per-frame curves from a run's log -------------------------------------------------------
+#: (log key, axis label, scale) of the curves :func:`plot_log` draws, when the log has them.
+PLOT_PANELS: tuple[tuple[tuple[tuple[str, str, float], ...], str], ...] = (
+    ((("max_strain", "max", 100.0), ("mean_strain", "mean", 100.0)), "strain [%]"),
+    ((("kinetic_energy", "kinetic energy", 1.0),), "kinetic energy [J]"),
+    ((("contacts", "collider contacts", 1.0),
+      ("self_collision_pairs", "self-collision pairs", 1.0)), "count"),
+    ((("ms", "ms per frame", 1.0),), "time per frame [ms]"),
+)
+
+
+def plot_log(records: Sequence[dict[str, float]], path: str | Path, title: str = "") -> Path:
+    """Curves per frame from ``log.jsonl`` records into a PNG (atomically): max and mean strain,
+    kinetic energy, contacts and self-collision pairs, milliseconds per frame."""
+    if not records:
+        raise ValueError("the log has no frames to plot")
+    plt = _require_matplotlib()
+    frames = np.array([r["frame"] for r in records], dtype=np.float64)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), dpi=100, sharex=True)
+    for ax, (curves, ylabel) in zip(axes.ravel(), PLOT_PANELS):
+        drawn: list[str] = []
+        for key, label, scale in curves:
+            if not any(r.get(key) is not None for r in records):
+                continue
+            y = np.array([np.nan if r.get(key) is None else float(r[key]) * scale
+                          for r in records])
+            ax.plot(frames, y, label=label, linewidth=1.2, marker="." if len(y) < 50 else None)
+            drawn.append(label)
+        ax.set_ylabel(ylabel if len(drawn) != 1 or ylabel != "count" else drawn[0])
+        ax.grid(True, alpha=0.3)
+        if len(drawn) > 1:
+            ax.legend(fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("frame")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    target = Path(path)
+    tmp = atomic_path(target)
+    try:
+        fig.savefig(tmp, format="png")
+        tmp.replace(target)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
+    return target

@@ -209,6 +209,33 @@ class ClothSolver:
             raise SolverInputError(f"pin targets contain NaN or inf at rows {bad[:8].tolist()}")
         self._pin_end = arr.copy()
 
+    # --- checkpoints -------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """Exact copies of everything the solver carries from frame to frame: ``positions``,
+        ``velocities`` (N, 3), ``pin_start``, ``pin_end`` (P, 3), ``frame`` and ``time``.
+
+        Colliders are controls, not state: whoever animates them restores their poses.
+        """
+        return {"positions": self._x.copy(), "velocities": self._v.copy(),
+                "pin_start": self._pin_start.copy(), "pin_end": self._pin_end.copy(),
+                "frame": int(self.frame), "time": float(self.time)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`get_state` snapshot bit for bit (shapes and finiteness checked)."""
+        shapes = {"positions": self._x.shape, "velocities": self._v.shape,
+                  "pin_start": self._pin_start.shape, "pin_end": self._pin_end.shape}
+        arrays = {}
+        for name, shape in shapes.items():
+            arr = np.array(state[name], dtype=np.float64)
+            if arr.shape != shape or not np.all(np.isfinite(arr)):
+                raise SolverInputError(f"state '{name}' must be finite with shape {shape}, "
+                                       f"got {arr.shape}")
+            arrays[name] = arr
+        self._x, self._v = arrays["positions"], arrays["velocities"]
+        self._pin_start, self._pin_end = arrays["pin_start"], arrays["pin_end"]
+        self.frame = int(state["frame"])
+        self.time = float(state["time"])
+
     # --- stepping ----------------------------------------------------------------------------
     def step(self, dt: float = 1.0 / 24.0) -> FrameStats:
         """Advance one frame of length ``dt`` [s] = ``settings.substeps`` substeps."""

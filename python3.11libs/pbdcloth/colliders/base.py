@@ -24,7 +24,21 @@ class Collider(ABC):
         """Signed distance (M,) [m] and unit outward normal (M, 3) at ``points`` (M, 3).
 
         ``alpha`` in [0, 1] blends the pose from the start to the end of the current frame.
+        A zero normal row means the collider knows no direction there (e.g. outside or deeper
+        than a signed distance field's narrow band); the contact response skips such points.
         """
+
+    def near(self, points: F, alpha: float, distance: float) -> tuple[NDArray[np.intp], F, F]:
+        """The points closer than ``distance`` [m] to the surface: indices (K,) into ``points``
+        (ascending), their signed distances (K,) [m] and normals (K, 3), equal to what
+        :meth:`query` gives for them.
+
+        The contact response asks only for these; colliders that can find them cheaper than a
+        full query (e.g. by computing normals for near points only) override this.
+        """
+        phi, normal = self.query(points, alpha)
+        idx = np.flatnonzero(phi < distance)
+        return idx, phi[idx], normal[idx]
 
     @abstractmethod
     def displacement(self, points: F, alpha0: float, alpha1: float) -> F:

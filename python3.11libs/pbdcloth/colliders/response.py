@@ -3,9 +3,10 @@
 Position level, once per solver iteration and collider (projected last, after the cloth's own
 constraints, so particles end each iteration outside the obstacles):
 
-1. Project: a particle closer than ``thickness`` to the surface (phi < thickness) moves along the
-   outward normal n by the penetration depth d = thickness - phi (Müller 2006, section 3.5; the
-   seed's SDF push-out).
+1. Project: a particle closer than ``thickness`` to the surface (phi < thickness, found by
+   ``Collider.near``) moves along the outward normal n by the penetration depth
+   d = thickness - phi (Müller 2006, section 3.5; the seed's SDF push-out). Points where the
+   collider gives a zero normal (no known way out, e.g. deeper than an SDF's band) are skipped.
 2. Friction, Coulomb in position form (Macklin et al. 2014, "Unified Particle Physics", eq. 23-24):
    the slip dx_t is the tangential part of the particle's motion over the substep relative to the
    collider's surface. The contact sticks (dx_t removed) while |dx_t| < mu_s d, otherwise it slides
@@ -68,28 +69,38 @@ def project_contacts(
     non-zero inverse mass, ``alpha0``/``alpha1`` the substep's start and end inside the frame.
     Returns the number of particles in contact.
     """
-    phi, normal = collider.query(p, alpha1)
-    depth = thickness - phi
-    idx = np.flatnonzero((depth > 0.0) & free)
+    idx, phi, normal = collider.near(p, alpha1, thickness)
     if idx.size == 0:
         return 0
-    n = normal[idx]
-    d = depth[idx]
-    q = p[idx] + d[:, None] * n
-    surface = np.asarray(collider.displacement(q, alpha0, alpha1))
+    # Work component-major, (3, M): the solver's positions are (3, N) arrays underneath ``p``,
+    # so gathering and scattering whole rows is contiguous (row-wise (M, 3) indexing of the
+    # transposed view costs several times more).
+    n = np.ascontiguousarray(normal.T)
+    # Pinned particles stay; a zero normal means the collider knows no way out here (e.g. a
+    # particle deeper inside a signed distance field than its narrow band): pushing or braking
+    # it would be arbitrary.
+    keep = free[idx] & (np.einsum("ij,ij->j", n, n) > 0.0)
+    if not keep.all():
+        idx, phi, n = idx[keep], phi[keep], n[:, keep]
+        if idx.size == 0:
+            return 0
+    d = thickness - phi
+    pt = p.T
+    q = pt[:, idx] + d * n
+    surface = np.asarray(collider.displacement(q.T, alpha0, alpha1)).T
     if mu_kinetic > 0.0 or mu_static > 0.0:
-        slip = (q - x_prev[idx]) - surface
-        slip -= np.einsum("ij,ij->i", slip, n)[:, None] * n
-        slip_len = np.sqrt(np.einsum("ij,ij->i", slip, slip))
+        slip = (q - x_prev.T[:, idx]) - surface
+        slip -= np.einsum("ij,ij->j", slip, n) * n
+        slip_len = np.sqrt(np.einsum("ij,ij->j", slip, slip))
         stick = slip_len < mu_static * d
         with np.errstate(divide="ignore", invalid="ignore"):
             slide = np.minimum(mu_kinetic * d / slip_len, 1.0)
         scale = np.where(stick, 1.0, np.where(slip_len > 0.0, slide, 0.0))
-        q -= scale[:, None] * slip
-    p[idx] = q
+        q -= scale * slip
+    pt[:, idx] = q
     contacts.active[idx] = True
-    contacts.normal[idx] = n
-    contacts.surface_velocity[idx] = surface / h
+    contacts.normal[idx] = n.T
+    contacts.surface_velocity[idx] = surface.T / h
     return int(idx.size)
 
 

@@ -9,6 +9,17 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: Permissions of finished files: what ``open()`` would give (0o666 less the umask), not the
+#: owner-only 0o600 of ``mkstemp``, so caches can be shared (render farm, other users).
+_FILE_MODE = 0o666 & ~_umask()
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "w",
                  encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
@@ -22,6 +33,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w",
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         binary = "b" in mode
+        os.chmod(tmp, _FILE_MODE)
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
             yield handle
             handle.flush()
@@ -42,4 +54,5 @@ def atomic_path(path: str | os.PathLike[str]) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, _FILE_MODE)
     return Path(tmp)

@@ -1,0 +1,184 @@
+"""Moving data between ``hou.Geometry`` and numpy arrays.
+
+Point attributes travel in bulk as byte strings (``pointFloatAttribValuesAsString`` /
+``setPointFloatAttribValuesFromString``): one call per attribute, never a Python loop over points.
+Two things have no bulk call in HOM and loop in Python, once per simulation (never per frame):
+the point numbers of each polygon (:func:`polygons`) and the members of the pin group
+(:func:`point_group_indices`, a loop over the pinned points only).
+
+Detail ("global") array attributes hold the cloth's topology under the seed's names (see
+:meth:`pbdcloth.topology.Topology.detail_arrays`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    import hou
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+
+class GeometryError(ValueError):
+    """Input geometry the cook cannot use; the message names the problem and the input."""
+
+
+def point_count(geo: "hou.Geometry") -> int:
+    return geo.pointCount()
+
+
+def read_point_floats(geo: "hou.Geometry", name: str, size: int) -> F64:
+    """A float point attribute as an (N, size) float64 array (N, for size 1).
+
+    Raises:
+        GeometryError: no such attribute, or its tuple size is not ``size``.
+    """
+    import hou
+
+    attrib = geo.findPointAttrib(name)
+    if attrib is None:
+        raise GeometryError(f"the geometry has no point attribute {name!r}")
+    if attrib.size() != size or attrib.dataType() != hou.attribData.Float:
+        raise GeometryError(
+            f"point attribute {name!r} must be {size} float(s) per point, got "
+            f"{attrib.size()} of {attrib.dataType().name()}"
+        )
+    raw = geo.pointFloatAttribValuesAsString(name, float_type=hou.numericData.Float64)
+    values = np.frombuffer(raw, dtype=np.float64).astype(np.float64)
+    return values if size == 1 else values.reshape(-1, size)
+
+
+def read_positions(geo: "hou.Geometry") -> F64:
+    """Point positions P [m], shape (N, 3), float64."""
+    return read_point_floats(geo, "P", 3)
+
+
+def write_point_floats(geo: "hou.Geometry", name: str, values: NDArray[np.floating]) -> None:
+    """Write an (N,) or (N, k) float array as a point attribute, creating it if needed."""
+    import hou
+
+    arr = np.ascontiguousarray(values, dtype=np.float32)
+    size = 1 if arr.ndim == 1 else int(arr.shape[1])
+    count = point_count(geo)
+    if arr.shape[0] != count:
+        raise GeometryError(
+            f"cannot write {arr.shape[0]} values of {name!r} to geometry with {count} points"
+        )
+    if geo.findPointAttrib(name) is None:
+        default: float | tuple[float, ...] = 0.0 if size == 1 else (0.0,) * size
+        geo.addAttrib(hou.attribType.Point, name, default)
+    geo.setPointFloatAttribValuesFromString(name, arr.tobytes(), float_type=hou.numericData.Float32)
+
+
+def write_positions(geo: "hou.Geometry", positions: NDArray[np.floating]) -> None:
+    """Set P of every point from an (N, 3) array [m]."""
+    write_point_floats(geo, "P", positions)
+
+
+def polygons(geo: "hou.Geometry") -> list[list[int]]:
+    """Point numbers of each closed polygon, in primitive order.
+
+    HOM has no bulk call for primitive point numbers, so this loops over primitives; call it
+    once per simulation (it is cached with the topology), not per frame.
+
+    Raises:
+        GeometryError: a primitive that is not a closed polygon, or no primitives.
+    """
+    import hou
+
+    faces: list[list[int]] = []
+    for prim in geo.prims():
+        if not isinstance(prim, hou.Polygon) or not prim.isClosed():
+            what = "an open polyline" if isinstance(prim, hou.Polygon) else prim.type().name()
+            raise GeometryError(
+                f"primitive {prim.number()} is {what}; the cloth must be closed polygons "
+                "(triangles or quads)"
+            )
+        faces.append([v.point().number() for v in prim.vertices()])
+    if not faces:
+        raise GeometryError("the cloth geometry has no polygons")
+    return faces
+
+
+def polylines(geo: "hou.Geometry") -> list[I64]:
+    """Point numbers of each open polyline, in primitive order (one chain each).
+
+    Raises:
+        GeometryError: a primitive that is not an open polygon, or one with fewer than 2 points.
+    """
+    import hou
+
+    chains: list[I64] = []
+    for prim in geo.prims():
+        if not isinstance(prim, hou.Polygon) or prim.isClosed():
+            raise GeometryError(
+                f"primitive {prim.number()} is not an open polyline; each chain must be an "
+                "open polyline (e.g. from Add or Curve SOPs)"
+            )
+        points = np.array([v.point().number() for v in prim.vertices()], dtype=np.int64)
+        if points.size < 2:
+            raise GeometryError(f"polyline {prim.number()} has {points.size} point(s); "
+                                "a chain needs at least 2")
+        chains.append(points)
+    if not chains:
+        raise GeometryError("the chain geometry has no polylines")
+    return chains
+
+
+def point_group_indices(geo: "hou.Geometry", pattern: str) -> I64:
+    """Sorted point numbers matched by a group name or pattern (``pins``, ``0-9``, ``@P.y>1``).
+
+    An empty pattern matches nothing (no pins), unlike most SOPs where it means all points.
+
+    Raises:
+        GeometryError: the pattern names a group the geometry does not have.
+    """
+    pattern = pattern.strip()
+    if not pattern:
+        return np.zeros(0, dtype=np.int64)
+    import hou
+
+    is_group_name = pattern.replace("_", "").isalnum() and not pattern[0].isdigit()
+    if is_group_name and geo.findPointGroup(pattern) is None:
+        raise GeometryError(f"the cloth has no point group {pattern!r}")
+    try:
+        points = geo.globPoints(pattern)
+    except hou.OperationFailed as exc:
+        raise GeometryError(f"bad point pattern {pattern!r}: {exc}") from None
+    return np.unique(np.array([p.number() for p in points], dtype=np.int64))
+
+
+def write_detail_arrays(geo: "hou.Geometry", arrays: Mapping[str, NDArray[np.generic]]) -> None:
+    """Write each array as a detail array attribute (int arrays as Int, others as Float)."""
+    import hou
+
+    for name, values in arrays.items():
+        flat = np.asarray(values).reshape(-1)
+        is_int = np.issubdtype(flat.dtype, np.integer)
+        data_type = hou.attribData.Int if is_int else hou.attribData.Float
+        attrib = geo.findGlobalAttrib(name)
+        if attrib is not None and (attrib.dataType() != data_type or not attrib.isArrayType()):
+            attrib.destroy()
+            attrib = None
+        if attrib is None:
+            geo.addArrayAttrib(hou.attribType.Global, name, data_type, 1)
+        geo.setGlobalAttribValue(name, flat.tolist())
+
+
+def read_detail_int_array(geo: "hou.Geometry", name: str) -> I64:
+    """A detail int array attribute as int64, or GeometryError naming it when absent."""
+    if geo.findGlobalAttrib(name) is None:
+        raise GeometryError(f"the geometry has no detail array {name!r}")
+    return np.asarray(geo.intListAttribValue(name), dtype=np.int64)
+
+
+def read_detail_float_array(geo: "hou.Geometry", name: str) -> F64:
+    """A detail float array attribute as float64, or GeometryError naming it when absent."""
+    if geo.findGlobalAttrib(name) is None:
+        raise GeometryError(f"the geometry has no detail array {name!r}")
+    return np.asarray(geo.floatListAttribValue(name), dtype=np.float64)

@@ -1,0 +1,276 @@
+"""Run a scene file into a cache: streamed, logged, resumable.
+
+Frame ``start_frame`` is the cloth at rest (the scene's start state, as in a Houdini simulation
+at its start frame); every later frame is one step of 1 / fps seconds. Per frame the loop
+
+1. sets the controls (pin targets and collider poses for the end of the frame) and steps;
+2. hands the frame to the cache writer, which writes it atomically (OBJ/.geo: one file per frame;
+   USD: the whole layer, exported to a temporary file and renamed, throttled on long caches);
+3. appends one JSON line to ``log.jsonl`` (same keys as :func:`pbdcloth.runner.run_scene`:
+   ``frame``, ``ms``, ``max_strain``, ``mean_strain``, ``kinetic_energy``, ``contacts``, plus
+   ``min_distance`` and whatever the backend reports in ``FrameStats.extra``);
+4. once the frame is complete on disk, saves the solver state as a checkpoint (atomically).
+
+Because the checkpoint never runs ahead of the cache, ``resume=True`` restarts from the
+checkpoint's frame, drops anything written after it, and continues bit-identically: the solver is
+deterministic and its whole state (positions, velocities, pin targets; colliders follow from the
+scene's keys) is restored exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .io.atomic import atomic_write
+from .io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
+from .model import point_normals
+from .postprocess import postprocess
+from .runner import min_distance
+from .scenefile import SceneSpec
+from .solver import ClothSolver
+
+LOG_NAME = "log.jsonl"
+SUMMARY_NAME = "summary.json"
+
+
+@dataclass
+class SimulationResult:
+    """What :func:`simulate` did."""
+
+    out_dir: Path
+    outputs: list[Path]
+    first_frame: int
+    last_frame: int
+    resumed_from: int | None
+    frames_simulated: int
+    seconds: float
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def checkpoint_path(spec: SceneSpec) -> Path:
+    return spec.output.dir / f"{spec.output.name}.checkpoint.npz"
+
+
+def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
+    """The solver's current frame as the cache stores it (post-processed if asked)."""
+    x = solver.positions
+    tris = solver.triangles
+    v, w, strain = solver.velocities, solver.model.inv_mass, solver.point_strain()
+    if spec.postprocess.active:
+        shell = postprocess(x, tris, spec.postprocess, fixed=solver.pinned)
+        x, tris = shell.positions, shell.triangles
+        v, w, strain = v[shell.source], w[shell.source], strain[shell.source]
+    normals = (point_normals(x, tris)
+               if spec.output.normals and spec.output.format == "usd" else None)
+    return FrameData(positions=x, triangles=tris, velocities=v, inverse_mass=w, strain=strain,
+                     normals=normals)
+
+
+def frame_record(frame: int, solver: ClothSolver, ms: float | None, contacts: int,
+                 extra: dict[str, float]) -> dict[str, Any]:
+    """One line of ``log.jsonl``."""
+    record: dict[str, Any] = {
+        "frame": frame, "ms": ms, "max_strain": solver.max_strain(),
+        "mean_strain": float(np.abs(solver.edge_strain()).mean()),
+        "kinetic_energy": solver.kinetic_energy(), "contacts": int(contacts),
+        "min_distance": min_distance(solver.colliders, solver.positions),
+    }
+    for key, value in extra.items():
+        record.setdefault(key, value)
+    if not np.isfinite(record["min_distance"]):
+        record["min_distance"] = None  # no colliders: JSON has no infinity
+    return record
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a ``log.jsonl``; a torn last line (killed run) is ignored."""
+    source = Path(path)
+    if not source.is_file():
+        return []
+    records = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and "frame" in rec:
+            records.append(rec)
+    return records
+
+
+def _make_writer(spec: SceneSpec, solver: ClothSolver, keep_until: int | None) -> CacheWriter:
+    out = spec.output
+    if out.format == "usd":
+        tris = solver.triangles
+        w = solver.model.inv_mass
+        if spec.postprocess.active:
+            shell = postprocess(solver.model.mesh.positions, tris, spec.postprocess)
+            tris, w = shell.triangles, w[shell.source]
+        return UsdWriter(out.dir, out.name, tris, spec.fps, spec.start_frame,
+                         keep_until=keep_until, inverse_mass=w, normals=out.normals,
+                         velocities=out.velocities)
+    return SequenceWriter(out.dir, out.name, out.format, keep_until=keep_until)
+
+
+class _Progress:
+    """tqdm (frames/s and ETA) when installed, else a line per 10%."""
+
+    def __init__(self, total: int, initial: int, name: str, enabled: bool) -> None:
+        self.total, self.n, self.name, self.enabled = total, initial, name, enabled
+        self._bar: Any = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self._bar = tqdm(total=total, initial=initial, desc=name, unit="frame",
+                                 dynamic_ncols=True)
+            except ImportError:
+                self._bar = None
+
+    def update(self) -> None:
+        self.n += 1
+        if self._bar is not None:
+            self._bar.update(1)
+        elif self.enabled and (self.n * 10 // self.total) != ((self.n - 1) * 10 // self.total):
+            print(f"{self.name}: frame {self.n}/{self.total}", flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
+             on_frame: Callable[[int, ClothSolver], None] | None = None) -> SimulationResult:
+    """Simulate ``spec`` into ``spec.output`` (see the module docstring).
+
+    Raises:
+        CheckpointError: ``resume`` with a checkpoint from a different scene.
+    """
+    out_dir = spec.output.dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    solver = spec.make_solver()
+    digest = spec.digest()
+    ckpt = checkpoint_path(spec)
+    done: int | None = None
+    if resume and ckpt.is_file():
+        saved = load_checkpoint(ckpt)
+        if saved.digest != digest:
+            raise CheckpointError(
+                f"cannot resume: {ckpt} was made by a different scene, settings or output "
+                "(only the frame count may change); run without --resume to start over")
+        if not spec.start_frame <= saved.frame:
+            raise CheckpointError(f"cannot resume: checkpoint frame {saved.frame} is before the "
+                                  f"start frame {spec.start_frame}")
+        if spec.output.format in ("geo", "obj"):
+            have = sequence_frames(spec.output.dir, spec.output.name, spec.output.format)
+            missing = [k for k in range(spec.start_frame, saved.frame + 1) if k not in have]
+            if missing:
+                raise CheckpointError(
+                    f"cannot resume: frames {missing[:5]} of the cache are missing from "
+                    f"{spec.output.dir}; run without --resume to start over")
+        solver.set_state(saved.state)
+        spec.restore_controls(solver, saved.frame)
+        done = saved.frame
+    resumed_from = done
+    if done is not None and done >= spec.last_frame:
+        records = read_log(out_dir / LOG_NAME)
+        return SimulationResult(out_dir, [], spec.start_frame, done, done, 0, 0.0,
+                                _summary(spec, solver, records, 0.0, resumed_from))
+
+    writer = _make_writer(spec, solver, keep_until=done)
+    log_path = out_dir / LOG_NAME
+    kept = [r for r in read_log(log_path) if done is not None and r["frame"] <= done]
+    with atomic_write(log_path) as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in kept))
+    bar = _Progress(spec.frames, 0 if done is None else done - spec.start_frame + 1, spec.name,
+                    progress)
+    dt = 1.0 / spec.fps
+    begin = time.perf_counter()
+    simulated = 0
+    saved_frame = done
+    try:
+        with log_path.open("a", encoding="utf-8") as log:
+            if done is None:
+                frame = spec.start_frame
+                committed = writer.write(frame, frame_data(spec, solver))
+                # The start frame is the rest state: no step, so no time per frame.
+                log.write(json.dumps(frame_record(frame, solver, None, 0, {})) + "\n")
+                log.flush()
+                if committed:
+                    save_checkpoint(ckpt, frame, digest, solver.get_state())
+                    saved_frame = frame
+                done = frame
+                bar.update()
+            for frame in range(done + 1, spec.last_frame + 1):
+                spec.animate(solver, frame)
+                stats = solver.step(dt)
+                simulated += 1
+                committed = writer.write(frame, frame_data(spec, solver))
+                record = frame_record(frame, solver, 1000.0 * solver.last_frame_seconds,
+                                      stats.contacts, stats.extra)
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                if committed:
+                    save_checkpoint(ckpt, frame, digest, solver.get_state())
+                    saved_frame = frame
+                if on_frame is not None:
+                    on_frame(frame, solver)
+                bar.update()
+        writer.close()
+        if saved_frame != spec.last_frame:
+            save_checkpoint(ckpt, spec.last_frame, digest, solver.get_state())
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - begin
+    summary = _summary(spec, solver, read_log(log_path), seconds, resumed_from)
+    with atomic_write(out_dir / SUMMARY_NAME) as fh:
+        json.dump(summary, fh, indent=2)
+    return SimulationResult(out_dir, writer.outputs, spec.start_frame, spec.last_frame,
+                            resumed_from, simulated, seconds, summary)
+
+
+def _summary(spec: SceneSpec, solver: ClothSolver, records: list[dict[str, Any]],
+             seconds: float, resumed_from: int | None) -> dict[str, Any]:
+    stepped = [r for r in records if r["frame"] > spec.start_frame]
+    dists = [r["min_distance"] for r in records if r.get("min_distance") is not None]
+    return {
+        "scene": spec.name, "first_frame": spec.start_frame, "last_frame": spec.last_frame,
+        "frames": spec.frames, "format": spec.output.format,
+        "particles": solver.model.particle_count,
+        "triangles": solver.model.mesh.triangle_count, "substeps": solver.settings.substeps,
+        "iterations": solver.settings.iterations, "model": solver.settings.model,
+        "seconds_this_run": seconds,
+        "ms_per_frame": (float(np.mean([r["ms"] for r in stepped if r.get("ms") is not None]))
+                         if any(r.get("ms") is not None for r in stepped) else 0.0),
+        "max_strain": max((r["max_strain"] for r in records), default=0.0),
+        "min_collider_distance": min(dists) if dists else None,
+        "resumed_from": resumed_from,
+    }
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The summary as printed at the end of ``pbdcloth simulate``."""
+    dist = summary.get("min_collider_distance")
+    lines = [
+        (f"frames           {summary['first_frame']}-{summary['last_frame']}"
+         + (f" (resumed after frame {summary['resumed_from']})"
+            if summary.get("resumed_from") is not None else "")),
+        f"particles        {summary['particles']} ({summary['triangles']} triangles)",
+        (f"substeps x iter  {summary['substeps']} x {summary['iterations']} "
+         f"({summary['model']})"),
+        f"time per frame   {summary['ms_per_frame']:.1f} ms",
+        f"max stretch      {100 * summary['max_strain']:.3f} %",
+    ]
+    if dist is not None:
+        lines.append(f"min distance to colliders {1000 * dist:.2f} mm")
+    return lines
