@@ -31,19 +31,16 @@ import warp as wp
 from numpy.typing import NDArray
 
 from ..colliders.base import Collider
-from ..colliders.shapes import Capsule, Plane, Sphere
+from ..colliders.sdf import SdfCollider
 from ..model import ClothModel, DistanceFamily
 from ..settings import ClothSettings, SettingsError
 from .numpy_backend import FrameStats, pbd_stiffness
-from .warp_kernels import SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SPHERE, build_kernels
+from .warp_colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
+from .warp_kernels import build_kernels
+
+__all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
 F = NDArray[np.float64]
-
-_SHAPE_KIND = {Plane: SHAPE_PLANE, Sphere: SHAPE_SPHERE, Capsule: SHAPE_CAPSULE}
-
-
-class WarpUnsupportedError(NotImplementedError):
-    """The scene uses something the Warp backend has no kernel for (use ``backend="numpy"``)."""
 
 
 def resolve_device(device: str | None) -> Any:
@@ -205,9 +202,9 @@ class WarpBackend:
         self._graph: Any = None
         self._launches: list[Any] = []
         self._key: Any = None
-        self._shape_kind: Any = None
-        self._shape_radius: Any = None
-        self._pose: Any = None
+        self._colliders: DeviceColliders | None = None
+        self._blocks: dict[int, Any] = {}
+        """SDF blocks on the device by id of their grid (the grid is kept alive in the value)."""
         self._last_out: tuple[Any, Any] | None = None
         self.replay_mode = ""
         """How the last recording is replayed: "graph" or "launches"."""
@@ -229,10 +226,10 @@ class WarpBackend:
                 "the Warp backend has no self-collision kernel yet; use backend='numpy' for "
                 "self_collision"
             )
-        kinds = tuple(self._shape_kind_of(c, k) for k, c in enumerate(colliders))
-        key = (settings, float(dt), kinds)
+        ckey = collider_key(colliders)
+        key = (settings, float(dt), ckey)
         if key != self._key:
-            self._record(settings, float(dt), kinds)
+            self._record(settings, float(dt), colliders, ckey)
             self._key = key
             self._last_out = None
         m = self.m
@@ -244,10 +241,8 @@ class WarpBackend:
         if m.pins.shape[0]:
             m.pin_start.assign(np.ascontiguousarray(pin_start, dtype=m.np_scalar))
             m.pin_end.assign(np.ascontiguousarray(pin_end, dtype=m.np_scalar))
-        if kinds:
-            self._pose.assign(self._pose_table(colliders, settings.substeps))
-            self._shape_radius.assign(np.array(
-                [float(getattr(c, "radius", 0.0)) for c in colliders], dtype=m.np_scalar))
+        if self._colliders is not None:
+            self._colliders.update(colliders)
 
         if self._graph is not None:
             wp.capture_launch(self._graph)
@@ -260,7 +255,7 @@ class WarpBackend:
         for collider in colliders:
             collider.end_frame()
         stats = FrameStats(substeps=settings.substeps)
-        if kinds:
+        if colliders:
             stats.contacts = int(np.count_nonzero(self._contact.numpy()))
         if settings.tethers and self.model.tethers.count:
             stats.tethers_active = int(np.count_nonzero(m.tether_taut.numpy()))
@@ -268,62 +263,33 @@ class WarpBackend:
         return x_out, v_out, stats
 
     # ---------------------------------------------------------------------------------------
-    @staticmethod
-    def _shape_kind_of(collider: Collider, index: int) -> int:
-        kind = _SHAPE_KIND.get(type(collider))
-        if kind is None:
-            raise WarpUnsupportedError(
-                f"collider {index} is a {type(collider).__name__}, which the Warp backend cannot "
-                f"evaluate on the device (supported: Plane, Sphere, Capsule); use "
-                "backend='numpy' for it"
-            )
-        return kind
-
-    def _pose_table(self, colliders: Sequence[Collider], substeps: int) -> Any:
-        """Each collider's pose at alpha = s / substeps, s = 0..substeps: (S + 1, 2 C, 3).
-
-        Computed on the host with the colliders' own interpolation (``pose_at``, what their
-        ``query`` uses), then rounded to the device's scalar type once. A collider that does not
-        move this frame has one pose for every substep.
-        """
-        table = np.zeros((substeps + 1, 2 * len(colliders), 3))
-        alphas = [s / substeps for s in range(substeps + 1)]
-        for c, collider in enumerate(colliders):
-            moving = collider.is_moving
-            for s, alpha in enumerate(alphas if moving else [1.0]):
-                pose = collider.pose_at(alpha)  # type: ignore[attr-defined]
-                rows = slice(s, s + 1) if moving else slice(None)
-                table[rows, 2 * c] = pose[0]
-                if len(pose) > 1:
-                    table[rows, 2 * c + 1] = pose[1]
-        return table.astype(self.m.np_scalar)
-
-    def _record(self, settings: ClothSettings, dt: float, kinds: tuple[int, ...]) -> None:
+    def _record(self, settings: ClothSettings, dt: float, colliders: Sequence[Collider],
+                ckey: tuple[tuple[int, int], ...]) -> None:
         """Record the launches of one frame: a graph where Warp can capture on this device,
         else a list of recorded launches. The device state is re-uploaded afterwards."""
         k, dev = self.k, self.device
         self._graph = None
         self._launches = []
-        c = max(len(kinds), 1)
-        self._shape_kind = wp.array(np.array(kinds or (0,), dtype=np.int32), dtype=wp.int32,
-                                    device=dev)
-        self._shape_radius = wp.zeros(c, dtype=k.scalar, device=dev)
-        self._pose = wp.zeros((settings.substeps + 1, 2 * c), dtype=k.vec3, device=dev)
+        for collider in colliders:
+            if isinstance(collider, SdfCollider) and id(collider.grid) not in self._blocks:
+                self._blocks[id(collider.grid)] = (*upload_block(collider, dev), collider.grid)
+        blocks = {key: value[:2] for key, value in self._blocks.items()}
+        self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
+                           if colliders else None)
         wp.load_module(k.module, device=dev)
         if self._use_graph and _can_capture(dev):
             with wp.ScopedCapture(device=dev) as capture:
-                self._issue_frame(_Recorder(dev, record=False), settings, dt, kinds)
+                self._issue_frame(_Recorder(dev, record=False), settings, dt)
             if capture.graph is not None:
                 self._graph = capture.graph
                 self.replay_mode = "graph"
                 return
         rec = _Recorder(dev, record=True)
-        self._issue_frame(rec, settings, dt, kinds)
+        self._issue_frame(rec, settings, dt)
         self._launches = rec.launches
         self.replay_mode = "launches"
 
-    def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float,
-                     kinds: tuple[int, ...]) -> None:
+    def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
         """Issue every launch of one frame, in the numpy backend's order."""
         k, m = self.k, self.m
         s = k.scalar
@@ -343,7 +309,10 @@ class WarpBackend:
         x, p, v = self._x, self._p, self._v
         pins = m.pins.shape[0]
         tethers = settings.tethers and self.model.tethers.count > 0
-        collide = len(kinds) > 0
+        colliders = self._colliders
+        collide = colliders is not None
+        contact = [s(settings.thickness), s(settings.mu_static), s(settings.friction), s(h),
+                   self._contact, self._contact_normal, self._surface_velocity]
 
         def alpha_gamma(compliance: float) -> tuple[Any, Any]:
             alpha = compliance / (h * h)
@@ -385,12 +354,10 @@ class WarpBackend:
                     launch(k.tethers, self.model.tethers.count,
                            [p, m.tether_particle, m.tether_anchor, m.tether_rest,
                             s(settings.tether_slack), m.tether_taut])
-                if collide:
-                    launch(k.collide_shapes, n,
-                           [p, x, m.inv_mass, self._shape_kind, self._shape_radius, self._pose,
-                            0, len(kinds), step, s(settings.thickness), s(settings.mu_static),
-                            s(settings.friction), s(h), self._contact, self._contact_normal,
-                            self._surface_velocity])
+                if colliders is not None:
+                    for kernel, dim, inputs in colliders.launches(step, [p, x, m.inv_mass],
+                                                                  contact, n):
+                        launch(kernel, dim, inputs)
             launch(k.update, n, [p, self._v_pred, s(h), int(collide), self._contact,
                                  self._contact_normal, self._surface_velocity,
                                  s(settings.restitution), s(rest_speed), x, v])

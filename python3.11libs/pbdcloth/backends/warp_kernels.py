@@ -28,6 +28,7 @@ from typing import Any
 
 import warp as wp
 
+from ..colliders.sdf_grid import MIN_GRADIENT
 from ..constraints.bend import DEGENERATE_NORMAL_SQ
 from ..constraints.distance import MIN_LENGTH
 
@@ -35,6 +36,8 @@ from ..constraints.distance import MIN_LENGTH
 SHAPE_PLANE = 0
 SHAPE_SPHERE = 1
 SHAPE_CAPSULE = 2
+#: A signed distance field collider (its own launch, see ``collide_sdf``).
+SHAPE_SDF = 3
 
 PRECISIONS = ("float32", "float64")
 
@@ -51,12 +54,14 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
     scalar: Any = wp.float32 if precision == "float32" else wp.float64
     vec3: Any = wp.types.vector(3, scalar)
     vec4: Any = wp.types.vector(4, scalar)
+    mat33: Any = wp.types.matrix((3, 3), scalar)
     module = f"pbdcloth_warp_{precision}"
     wp.set_module_options({"enable_backward": False}, module=module)
 
     zero = scalar(0.0)
     one = scalar(1.0)
     min_length = scalar(MIN_LENGTH)
+    min_gradient = scalar(MIN_GRADIENT)
     degenerate_sq = scalar(DEGENERATE_NORMAL_SQ)
     pi = scalar(3.141592653589793)
     two_pi = scalar(6.283185307179586)
@@ -439,6 +444,102 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
             scale = wp.min(mu_k * depth / slip_len, one)
         return q - slip * scale
 
+    # --- signed distance fields -----------------------------------------------------------------
+    class SdfPose:
+        """A rigid pose of an SDF collider at one instant: world -> padded-voxel coordinates
+        u = a x + b, the local -> world rotation ``rot`` and translation ``trans`` [m], and
+        whether the collider moves during this frame (else its surface has no displacement)."""
+
+        a: mat33
+        b: vec3
+        rot: mat33
+        trans: vec3
+        moving: wp.int32
+
+    SdfPose = wp.struct(SdfPose, module=module)
+
+    @wp.func(module=module)
+    def lerp32(a: wp.float32, b: wp.float32, f: wp.float32) -> wp.float32:
+        return a + f * (b - a)
+
+    @wp.func(module=module)
+    def lerp4(a: wp.vec4f, b: wp.vec4f, f: wp.float32) -> wp.vec4f:
+        return a + (b - a) * f
+
+    @wp.func(module=module)
+    def sdf_sample(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, u: vec3):  # noqa: ANN202
+        """Trilinear [phi, dphi/dx, dphi/dy, dphi/dz] at padded-voxel coordinates u, as
+        SdfGrid.locate/_trilinear: u clamped into the block, fractions and blend in float32,
+        x then y then z."""
+        ux = wp.clamp(u[0], zero, scalar(dims[0] - 1))
+        uy = wp.clamp(u[1], zero, scalar(dims[1] - 1))
+        uz = wp.clamp(u[2], zero, scalar(dims[2] - 1))
+        i = wp.min(int(ux), dims[0] - 2)
+        j = wp.min(int(uy), dims[1] - 2)
+        k = wp.min(int(uz), dims[2] - 2)
+        fx = wp.float32(ux - scalar(i))
+        fy = wp.float32(uy - scalar(j))
+        fz = wp.float32(uz - scalar(k))
+        sy = dims[2]
+        sx = dims[1] * dims[2]
+        c = i * sx + j * sy + k
+        a00 = lerp4(table[c], table[c + sx], fx)
+        a01 = lerp4(table[c + 1], table[c + sx + 1], fx)
+        a10 = lerp4(table[c + sy], table[c + sx + sy], fx)
+        a11 = lerp4(table[c + sy + 1], table[c + sx + sy + 1], fx)
+        b0 = lerp4(a00, a10, fy)
+        b1 = lerp4(a01, a11, fy)
+        return lerp4(b0, b1, fz)
+
+    @wp.kernel(module=module)
+    def collide_sdf(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        inv_mass: wp.array(dtype=scalar),
+        table: wp.array(dtype=wp.vec4f),
+        dims: wp.vec3i,
+        poses: wp.array(dtype=SdfPose),
+        step: int,
+        thickness: scalar,
+        mu_s: scalar,
+        mu_k: scalar,
+        h: scalar,
+        contact: wp.array(dtype=wp.int32),
+        contact_normal: wp.array(dtype=vec3),
+        surface_velocity: wp.array(dtype=vec3),
+    ):
+        """Push a free particle out of one SDF collider (SdfCollider.near + project_contacts).
+
+        ``poses[step]`` and ``poses[step + 1]`` are the collider's poses at the start and end of
+        the substep. Where the interpolated gradient is shorter than MIN_GRADIENT the field
+        knows no direction (outside or deeper than the band) and the particle is left alone.
+        """
+        i = wp.tid()
+        if inv_mass[i] <= zero:
+            return
+        xi = p[i]
+        pose1 = poses[step + 1]
+        s = sdf_sample(table, dims, pose1.a * xi + pose1.b)
+        phi = scalar(s[0])
+        if not (phi < thickness):
+            return
+        g = vec3(scalar(s[1]), scalar(s[2]), scalar(s[3]))
+        glen = wp.length(g)
+        if not (glen > min_gradient):
+            return
+        n = pose1.rot * (g * (one / glen))
+        depth = thickness - phi
+        q = xi + n * depth
+        surface = vec3(zero, zero, zero)
+        if pose1.moving != 0:
+            pose0 = poses[step]
+            local = wp.transpose(pose1.rot) * (q - pose1.trans)
+            surface = q - (pose0.rot * local + pose0.trans)
+        p[i] = contact_friction(q, x_prev[i], surface, n, depth, mu_s, mu_k)
+        contact[i] = 1
+        contact_normal[i] = n
+        surface_velocity[i] = surface / h
+
     @wp.kernel(module=module)
     def collide_shapes(
         p: wp.array(dtype=vec3),
@@ -489,7 +590,8 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
 
     return SimpleNamespace(
         scalar=scalar, vec3=vec3, vec4=vec4, module=module,
-        DistancePbd=DistancePbd, DistanceXpbd=DistanceXpbd, Hinge=Hinge,
+        DistancePbd=DistancePbd, DistanceXpbd=DistanceXpbd, Hinge=Hinge, SdfPose=SdfPose,
+        mat33=mat33, collide_sdf=collide_sdf,
         predict=predict, pin_targets=pin_targets, update=update, zero_scalars=zero_scalars,
         distance_pbd=distance_pbd, distance_xpbd=distance_xpbd,
         bend_pbd=bend_pbd, bend_xpbd=bend_xpbd, tethers=tethers, collide_shapes=collide_shapes,
