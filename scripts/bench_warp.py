@@ -35,11 +35,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python3.11libs"))
 
-import numpy as np  # noqa: E402
-
-from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
-from pbdcloth.backends.reference import ReferenceBackend  # noqa: E402
-from pbdcloth.scenes import grid  # noqa: E402
+import numpy as np
+from pbdcloth import ClothSettings, ClothSolver
+from pbdcloth.backends.reference import ReferenceBackend
+from pbdcloth.scenes import grid
 
 SUBSTEPS = 10
 DT = 1.0 / 24.0
@@ -122,7 +121,7 @@ def time_newton(n: int, repeats: int, device: str) -> tuple[float, float] | str:
     Returns a reason string when Newton cannot be run here.
     """
     try:
-        import newton  # type: ignore[import-not-found]
+        import newton
         import warp as wp
     except Exception as exc:  # noqa: BLE001 - any import failure means "not available"
         return f"newton not importable: {type(exc).__name__}: {exc}"
@@ -181,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import warp as wp
 
-    wp.config.quiet = True
+    setattr(wp.config, "quiet", True)  # no start-up banner on stdout (--json)
     wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # keep stdout clean for --json
     wp.init()
     rows: list[dict[str, Any]] = []

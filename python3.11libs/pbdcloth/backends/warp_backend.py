@@ -14,8 +14,9 @@ velocities, pin targets, collider poses) lives in device arrays that are refresh
 replay, so the recording stays valid until the settings, ``dt`` or the kind of colliders change.
 
 Limitations:
-    - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere`` and ``Capsule`` (exact
-      types); any other collider raises :class:`WarpUnsupportedError` naming it.
+    - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere``, ``Capsule`` and
+      :class:`~pbdcloth.colliders.sdf.SdfCollider` (exact types, see :mod:`.warp_colliders`);
+      any other collider raises :class:`WarpUnsupportedError` naming it.
     - Self-collision has no kernel yet: ``self_collision`` on raises :class:`WarpUnsupportedError`.
     - float32 by default: agrees with numpy to a measured tolerance, not bit for bit
       (``precision="float64"`` agrees to ~1e-12 and is meant for checks).
@@ -23,8 +24,10 @@ Limitations:
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import warp as wp
@@ -79,19 +82,24 @@ class _Colors:
     """Offsets and sizes of a family's colors."""
 
     def __init__(self, offsets: NDArray[np.int64]) -> None:
-        self.spans = [(int(a), int(b - a)) for a, b in zip(offsets[:-1], offsets[1:]) if b > a]
+        self.spans = [(int(a), int(b - a)) for a, b in itertools.pairwise(offsets) if b > a]
 
 
 class _DeviceModel:
     """The model's arrays on the device, in the kernels' scalar type (prepared once).
 
-    Attributes (N particles, M constraints of a family, B hinges, K tethers, P pins):
-        inv_mass: [1/kg], (N,); tri_start (N + 1,), tri_list, tris: triangles around each
-        particle in triangle order (for the wind's vertex normals).
-        stretch/shear: dict of i, j (M,) int32; rest [m]; wi, wj [1/kg]; wi_frac, wj_frac; lam.
-        bend: quads (B,) vec4i; rest [rad]; w (B,) vec4 [1/kg]; lam.
-        tethers: particle, anchor (K,) int32; rest [m]; taut (K,) int32.
-        pins: (P,) int32; pin_start, pin_end (P,) vec3 [m].
+    Attributes (N particles, M constraints of a family, B hinges, K tethers, P pins), all in the
+    model's colored order:
+        inv_mass: [1/kg], (N,); tri_start (N + 1,), tri_list, tris: the triangles around each
+            particle in triangle order (for the wind's vertex normals).
+        stretch_pbd, shear_pbd: (M,) ``DistancePbd`` records (i, j, rest [m], w_i/(w_i+w_j),
+            w_j/(w_i+w_j)); stretch_xpbd, shear_xpbd: (M,) ``DistanceXpbd`` (i, j, rest [m],
+            w_i, w_j [1/kg]); stretch_lam, shear_lam: (M,) XPBD multipliers [N s^2].
+        hinges: (B,) ``Hinge`` records (p1..p4, rest angle [rad], inverse masses [1/kg]);
+            bend_lam (B,) [N m s^2].
+        *_colors: (offset, count) of each color.
+        tether_particle, tether_anchor (K,) int32; tether_rest [m]; tether_taut (K,) int32.
+        pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
@@ -120,11 +128,11 @@ class _DeviceModel:
         self.stretch_colors = _Colors(model.stretch.offsets)
         self.shear_colors = _Colors(model.shear.offsets)
         b = model.bend
-        hinges = np.zeros(b.count, dtype=k.Hinge.numpy_dtype())
+        hinges: Any = np.zeros(b.count, dtype=k.Hinge.numpy_dtype())
         hinges["quad"] = b.quads
         hinges["rest"] = b.rest_angle
         hinges["w"] = b.w
-        self.hinges = wp.array(hinges, dtype=k.Hinge, device=device)
+        self.hinges: Any = wp.array(hinges, dtype=k.Hinge, device=device)
         self.bend_lam = wp.zeros(b.count, dtype=s, device=device)
         self.bend_colors = _Colors(b.offsets)
         t = model.tethers

@@ -11,7 +11,8 @@ every particle meets the colliders in the order the numpy backend projects them.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import warp as wp
@@ -84,7 +85,7 @@ class DeviceColliders:
                 self.segments.append(("shapes", n_shape, n_shape + 1))
             n_shape += 1
         n_shapes = max(len(shapes), 1)
-        self.shape_kind = wp.array(np.array(shapes or [0], dtype=np.int32), dtype=wp.int32,
+        self.shape_kind: Any = wp.array(np.array(shapes or [0], dtype=np.int32), dtype=wp.int32,
                                    device=device)
         self.shape_radius = wp.zeros(n_shapes, dtype=k.scalar, device=device)
         self.shape_pose = wp.zeros((substeps + 1, 2 * n_shapes), dtype=k.vec3, device=device)
@@ -150,6 +151,6 @@ class DeviceColliders:
 def upload_block(collider: SdfCollider, device: Any) -> tuple[Any, Any]:
     """An SDF collider's padded table [phi, grad] (float32) on ``device`` and its dimensions."""
     grid = collider.grid
-    table = wp.array(np.ascontiguousarray(grid.table, dtype=np.float32), dtype=wp.vec4f,
+    table: Any = wp.array(np.ascontiguousarray(grid.table, dtype=np.float32), dtype=wp.vec4f,
                      device=device)
     return table, wp.vec3i(*(int(n) for n in grid.shape))

@@ -20,6 +20,8 @@ A colored family is projected one color per launch: the launch covers the constr
 write the same particle and the result does not depend on the order in which they run.
 """
 
+# mypy: ignore-errors
+# (kernel bodies and annotations are Warp's typed language, checked by Warp's code generator)
 # No ``from __future__ import annotations``: Warp reads the kernels' annotations as objects
 # (the closure's scalar and vector types).
 import functools
@@ -68,7 +70,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
 
     # --- constraint math ------------------------------------------------------------------------
     @wp.func(module=module)
-    def hinge_angle(x1: vec3, x2: vec3, x3: vec3, x4: vec3):  # noqa: ANN202
+    def hinge_angle(x1: vec3, x2: vec3, x3: vec3, x4: vec3):
         """theta, dtheta/dx1..4 and validity of one hinge (constraints/bend.py, same formulas).
 
         e = x2 - x1, a = x3 - x1, b = x4 - x1, n1 = e x a, n2 = b x e;
@@ -408,7 +410,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         return wp.clamp(wp.dot(x - a, ab) / denom, zero, one)
 
     @wp.func(module=module)
-    def shape_query(kind: int, x: vec3, a: vec3, b: vec3, radius: scalar):  # noqa: ANN202
+    def shape_query(kind: int, x: vec3, a: vec3, b: vec3, radius: scalar):
         """Signed distance and outward unit normal of a plane (a = point, b = unit normal),
         sphere (a = centre) or capsule (segment a-b), as colliders/shapes.py."""
         if kind == SHAPE_PLANE:
@@ -467,7 +469,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         return a + (b - a) * f
 
     @wp.func(module=module)
-    def sdf_sample(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, u: vec3):  # noqa: ANN202
+    def sdf_sample(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, u: vec3):
         """Trilinear [phi, dphi/dx, dphi/dy, dphi/dz] at padded-voxel coordinates u, as
         SdfGrid.locate/_trilinear: u clamped into the block, fractions and blend in float32,
         x then y then z."""
@@ -569,7 +571,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
             return
         xi = p[i]
         xp = x_prev[i]
-        touched = int(0)
+        touched = wp.int32(0)  # a variable (a bare literal would be a constant in the loop)
         for c in range(first, last):
             kind = shape_kind[c]
             a1 = pose[step + 1, 2 * c]
