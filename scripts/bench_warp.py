@@ -3,9 +3,11 @@
 
 Same scene as ``scripts/bench.py``: square grids (32 x 32 and 100 x 100 particles) hanging from two
 corners, stretch + shear + bend, one iteration per substep, 10 substeps per frame, no colliders.
-Each row is the median over repeated frames (frame time / 10) after a warm-up frame, as wall
-time and as this process's CPU time (the CPU time is steadier on a shared machine). The loop
-(backends/reference.py) is timed for ONE substep at the largest size only.
+Timed frames interleave all backends round by round (so a change of load on a shared machine
+hits every row alike); each row is the median over the rounds (frame time / 10), after a warm-up
+frame, as wall time and as this process's CPU time. Ratios use the CPU times, which are steadier
+on a shared machine. The loop (backends/reference.py) is timed for ONE substep at the largest
+size only.
 
 Warp rows: ``graph`` replays the recorded frame natively (CPU graph or CUDA graph), ``launches``
 replays recorded launches from Python one by one. The first-frame rows give what the first run
@@ -13,7 +15,9 @@ costs: compiling the kernels into an empty cache (in a subprocess), and loading 
 cache.
 
 An optional row times Newton's XPBD solver (``newton``, NVIDIA's successor of ``warp.sim``) on
-the same mesh when it is importable; otherwise the row says why not.
+the same mesh when it is importable (``pip install newton`` into a separate environment: it
+brings its own Warp and numpy), replayed as a graph like ours and compared with our XPBD graph
+row; otherwise the row says why not.
 
     python scripts/bench_warp.py [--json] [--repeats N] [--sizes 32 100] [--device cpu]
 """
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,28 +56,40 @@ def _solver(n: int, model: str, substeps: int) -> ClothSolver:
     return ClothSolver(pos, tris, pinned=[0, n - 1], settings=settings)
 
 
-def _time_frames(solver: ClothSolver, repeats: int, substeps: int) -> tuple[float, float]:
-    """Median (wall, CPU) ms per substep over ``repeats`` frames, after one warm-up frame."""
-    solver.step(DT)
-    wall, cpu = [], []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        solver.step(DT)
-        wall.append((time.perf_counter() - w0) * 1000 / substeps)
-        cpu.append((time.process_time() - c0) * 1000 / substeps)
-    return statistics.median(wall), statistics.median(cpu)
+Frame = Callable[[], object]
 
 
-def time_numpy(n: int, model: str, repeats: int) -> tuple[float, float]:
-    return _time_frames(_solver(n, model, SUBSTEPS), repeats, SUBSTEPS)
+def numpy_frame(n: int, model: str) -> Frame:
+    solver = _solver(n, model, SUBSTEPS)
+    return lambda: solver.step(DT)
 
 
-def time_warp(n: int, model: str, repeats: int, device: str, graph: bool) -> tuple[float, float]:
+def warp_frame(n: int, model: str, device: str, graph: bool) -> Frame:
     from pbdcloth.backends.warp_backend import WarpBackend
 
     solver = _solver(n, model, SUBSTEPS)
     solver.use_backend(WarpBackend(solver.model, device=device, use_graph=graph))
-    return _time_frames(solver, repeats, SUBSTEPS)
+    return lambda: solver.step(DT)
+
+
+def time_interleaved(frames: dict[str, Frame], repeats: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) ms per substep of each frame function, after one warm-up frame each.
+
+    Rounds visit every function once, so a change of load on a shared machine hits all rows
+    alike instead of whichever row ran at the time.
+    """
+    for frame in frames.values():
+        frame()
+    wall: dict[str, list[float]] = {name: [] for name in frames}
+    cpu: dict[str, list[float]] = {name: [] for name in frames}
+    for _ in range(repeats):
+        for name, frame in frames.items():
+            w0, c0 = time.perf_counter(), time.process_time()
+            frame()
+            wall[name].append((time.perf_counter() - w0) * 1000 / SUBSTEPS)
+            cpu[name].append((time.process_time() - c0) * 1000 / SUBSTEPS)
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name]))
+            for name in frames}
 
 
 def time_reference(n: int) -> float:
@@ -115,10 +132,12 @@ def time_first_frame(device: str, cache: str | None) -> float:
 
 
 # --- Newton ----------------------------------------------------------------------------------
-def time_newton(n: int, repeats: int, device: str) -> tuple[float, float] | str:
-    """Newton's XPBD solver on the same grid (stretch springs + bending), ms per substep.
+def newton_frame(n: int, device: str) -> Frame | str:
+    """One frame of Newton's XPBD solver on the same grid, graph replayed like ours.
 
-    Returns a reason string when Newton cannot be run here.
+    Newton's cloth: springs on the mesh edges and across each pair of triangles (``add_springs``)
+    and a dihedral bending constraint per interior edge, one iteration, no particle
+    self-contacts, no colliders. Returns a reason string when Newton cannot be run here.
     """
     try:
         import newton
@@ -133,37 +152,33 @@ def time_newton(n: int, repeats: int, device: str) -> tuple[float, float] | str:
             vel=wp.vec3(0.0, 0.0, 0.0), vertices=[wp.vec3(*p) for p in pos],
             indices=tris.reshape(-1).tolist(), density=0.15, edge_ke=1e2, edge_kd=0.0,
             add_springs=True, spring_ke=1e4, spring_kd=0.0,
+            particle_radius=0.0,  # no particle self-contacts: pbdcloth has none here either
         )
         for k in (0, n - 1):
             builder.particle_mass[k] = 0.0
         model = builder.finalize(device=device)
         solver = newton.solvers.SolverXPBD(model, iterations=1)
-        s0, s1 = model.state(), model.state()
+        states = [model.state(), model.state()]
         control = model.control()
         h = DT / SUBSTEPS
-        contacts = None
 
-        def frame() -> None:
-            nonlocal s0, s1
+        def substeps() -> None:
             for _ in range(SUBSTEPS):
-                s0.clear_forces()
-                solver.step(s0, s1, control, contacts, h)
-                s0, s1 = s1, s0
+                states[0].clear_forces()
+                solver.step(states[0], states[1], control, None, h)
+                states.reverse()
 
         with wp.ScopedCapture(device=device) as capture:
-            frame()
+            substeps()
         graph = capture.graph
-        wp.capture_launch(graph)
-        wp.synchronize_device(device)
-        wall, cpu = [], []
-        for _ in range(repeats):
-            w0, c0 = time.perf_counter(), time.process_time()
+
+        def frame() -> None:
             wp.capture_launch(graph)
             wp.synchronize_device(device)
-            wall.append((time.perf_counter() - w0) * 1000 / SUBSTEPS)
-            cpu.append((time.process_time() - c0) * 1000 / SUBSTEPS)
-        return statistics.median(wall), statistics.median(cpu)
-    except Exception as exc:  # noqa: BLE001
+
+        frame()
+        return frame
+    except Exception as exc:  # noqa: BLE001 - report any failure as a skipped row
         return f"newton failed: {type(exc).__name__}: {exc}"
 
 
@@ -180,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import warp as wp
 
-    setattr(wp.config, "quiet", True)  # no start-up banner on stdout (--json)
+    wp.config.quiet = True  # type: ignore[attr-defined]  # no start-up banner on stdout
     wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # keep stdout clean for --json
     wp.init()
     rows: list[dict[str, Any]] = []
@@ -198,18 +213,31 @@ def main(argv: list[str] | None = None) -> int:
         return r
 
     for n in args.sizes:
+        frames: dict[str, Frame] = {}
+        labels: dict[str, tuple[str, str]] = {}
         for model in ("pbd", "xpbd"):
-            base = row(n, "numpy", model, time_numpy(n, model, args.repeats))
+            frames[f"numpy {model}"] = numpy_frame(n, model)
+            labels[f"numpy {model}"] = ("numpy", model)
             for graph in (True, False):
-                name = f"warp-{args.device} ({'graph' if graph else 'launches'})"
-                r = row(n, name, model, time_warp(n, model, args.repeats, args.device, graph))
-                r["numpy_over_warp"] = base["ms_per_substep"] / r["ms_per_substep"]
-        newton_times = time_newton(n, args.repeats, args.device)
-        r = row(n, f"newton-xpbd-{args.device}", "xpbd", newton_times)
-        if "ms_per_substep" in r:
-            ours = next(x for x in rows if x["particles"] == n * n and x["model"] == "pbd"
-                        and x["backend"].endswith("(graph)"))
-            r["newton_over_warp"] = r["ms_per_substep"] / ours["ms_per_substep"]
+                mode = "graph" if graph else "launches"
+                frames[f"warp {model} {mode}"] = warp_frame(n, model, args.device, graph)
+                labels[f"warp {model} {mode}"] = (f"warp-{args.device} ({mode})", model)
+        newton = newton_frame(n, args.device)
+        if not isinstance(newton, str):
+            frames["newton"] = newton
+        timed = time_interleaved(frames, args.repeats)
+        for key, times in timed.items():
+            if key == "newton":
+                continue
+            backend, model = labels[key]
+            r = row(n, backend, model, times)
+            if key.startswith("warp"):
+                r["numpy_over_warp"] = timed[f"numpy {model}"][1] / times[1]
+        if isinstance(newton, str):
+            row(n, f"newton-xpbd-{args.device}", "xpbd", newton)
+        else:
+            r = row(n, f"newton-xpbd-{args.device}", "xpbd", timed["newton"])
+            r["newton_over_warp"] = timed["newton"][1] / timed["warp xpbd graph"][1]
     if not args.no_reference:
         n = max(args.sizes)
         ref = time_reference(n)
