@@ -1,15 +1,19 @@
 """Device code of the Warp backend: the substep's kernels and the constraint math they call.
 
 Every function here is the per-constraint (or per-particle) form of the numpy backend's batched
-arithmetic, written in the same order of operations so that the two agree to rounding:
+arithmetic: the same formulas, mostly in the same order of operations, so that the two agree to
+rounding (``tests/test_warp.py`` checks the float64 kernels against numpy to 1e-12):
 
 * distances: :mod:`pbdcloth.constraints.distance` (Müller et al. 2006, eq. 10-11; XPBD after
   Macklin, Müller and Chentanez 2016, eq. 18 and 26);
 * bending: :mod:`pbdcloth.constraints.bend` (signed dihedral angle by the half-angle atan2, the
   closed-form gradient of Bridson, Marino and Fedkiw 2003);
 * contacts: :mod:`pbdcloth.colliders.response` (push-out to the thickness shell, Coulomb friction
-  in position form after Macklin et al. 2014, restitution after Müller et al. 2020, eq. 34) and
-  the analytic shapes of :mod:`pbdcloth.colliders.shapes`.
+  in position form after Macklin et al. 2014, restitution after Müller et al. 2020, eq. 34), the
+  analytic shapes of :mod:`pbdcloth.colliders.shapes` and the dense signed distance block of
+  :mod:`pbdcloth.colliders.sdf_grid` (trilinear distance and gradient, rigid pose per substep);
+* predict and update: :mod:`pbdcloth.backends.numpy_backend` (damping of the carried velocity,
+  gravity and the wind load along area-weighted vertex normals, pins interpolated linearly).
 
 Kernels are built by :func:`build_kernels` for one scalar type (``float32`` for speed, ``float64``
 to check the math against numpy to ~1e-12): both sets share this one source. Each set lives in
