@@ -37,6 +37,8 @@ F = NDArray[np.float64]
 #: Squared normal length below which a hinge is degenerate and left alone [m^4].
 DEGENERATE_NORMAL_SQ = 1e-30
 
+_TINY = 1e-300
+
 _ROT1 = [1, 2, 0]
 _ROT2 = [2, 0, 1]
 
@@ -140,11 +142,11 @@ def dihedral_angle_and_gradient(
     np.add(r, s[4], out=r)
     np.sqrt(r, out=r)
     np.add(r, cos_part, out=r)
+    # r = 0 only for sin = 0 and cos <= 0 (folded flat onto itself): the tiny offset makes that
+    # 0 / tiny = 0 instead of 0 / 0, and changes no other quotient.
+    np.add(r, _TINY, out=r)
     theta = s[5]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(sin_part, r, out=theta)
-    if m and not np.isfinite(theta).all():
-        theta[:] = np.where(r > 0.0, theta, np.where(sin_part == 0.0, 0.0, np.inf))
+    np.divide(sin_part, r, out=theta)
     np.arctan(theta, out=theta)
     np.multiply(theta, 2.0, out=theta)
     # Gradient (Bridson 2003): scaled normals N_k = n_k / |n_k|^2.

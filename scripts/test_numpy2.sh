@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The core on numpy 2 with nothing optional installed (no pyopenvdb, matplotlib, usd-core, warp):
+# a second virtual environment, .venv-numpy2, with only numpy>=2 and pytest, running the core tests.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv-numpy2"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY="$(command -v python3)"
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$VENV/bin/python" -m pip install -q "numpy>=2" pytest
+fi
+cd "$ROOT"
+"$VENV/bin/python" -c "import numpy; print('numpy', numpy.__version__)"
+PYTHONPATH="$ROOT/python3.11libs" exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+    tests/test_mesh.py tests/test_topology.py tests/test_solver.py tests/test_xpbd.py "$@"
