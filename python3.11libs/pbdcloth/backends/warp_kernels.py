@@ -101,8 +101,10 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         theta = zero
         if r != zero:
             theta = scalar(2.0) * wp.atan(s / r)
-        elif s != zero:
-            theta = pi  # folded flat onto itself: +pi, as numpy's arctan(inf)
+        elif s > zero:  # r = 0: folded flat onto itself; +-pi by the sign of s, as numpy's
+            theta = pi  # 2 atan(s / (r + tiny)) gives (0 for s = 0)
+        elif s < zero:
+            theta = -pi
         # One division per hinge quantity, then multiplications (cheaper than numpy's
         # element-wise divisions; the same values to rounding).
         m1 = n1 * (one / n1sq)
