@@ -3,7 +3,8 @@
 
 Square grids (32 x 32 and 100 x 100 particles) with stretch, shear and bend constraints, one
 iteration per substep, pinned at two corners, no colliders. Each row is the median over repeated
-frames of 10 substeps (frame time / 10), after a warm-up frame. The per-constraint Python loop
+frames of 10 substeps (frame time / 10), after a warm-up frame; the rows of one size are timed
+round-robin, a frame each in turn. The per-constraint Python loop
 (the seed's way, backends/reference.py) is timed for a single substep at 100 x 100 only.
 
     python scripts/bench.py [--json] [--repeats N] [--sizes 32 100]
@@ -37,16 +38,19 @@ def _solver(n: int, model: str, substeps: int) -> ClothSolver:
     return ClothSolver(pos, tris, pinned=[0, n - 1], settings=settings)
 
 
-def time_backend(n: int, model: str, repeats: int) -> float:
-    """Median ms per substep over ``repeats`` frames of SUBSTEPS substeps."""
-    solver = _solver(n, model, SUBSTEPS)
-    solver.step(1 / 24)  # warm-up (first-touch of the work buffers)
-    times = []
+def time_backends(n: int, models: list[str], repeats: int) -> dict[str, float]:
+    """Median ms per substep of each model, timed round-robin (one frame each in turn) so that
+    machine load affects every row alike."""
+    solvers = {m: _solver(n, m, SUBSTEPS) for m in models}
+    for solver in solvers.values():
+        solver.step(1 / 24)  # warm-up (first-touch of the work buffers)
+    times: dict[str, list[float]] = {m: [] for m in models}
     for _ in range(repeats):
-        start = time.perf_counter()
-        solver.step(1 / 24)
-        times.append((time.perf_counter() - start) * 1000 / SUBSTEPS)
-    return statistics.median(times)
+        for m, solver in solvers.items():
+            start = time.perf_counter()
+            solver.step(1 / 24)
+            times[m].append((time.perf_counter() - start) * 1000 / SUBSTEPS)
+    return {m: statistics.median(t) for m, t in times.items()}
 
 
 def time_reference(n: int, model: str) -> float:
@@ -68,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     for n in args.sizes:
-        pbd = time_backend(n, "pbd", args.repeats)
-        xpbd = time_backend(n, "xpbd", args.repeats)
+        timed = time_backends(n, ["pbd", "xpbd"], args.repeats)
+        pbd, xpbd = timed["pbd"], timed["xpbd"]
         rows.append({"grid": f"{n}x{n}", "particles": n * n, "backend": "numpy", "model": "pbd",
                      "ms_per_substep": pbd})
         rows.append({"grid": f"{n}x{n}", "particles": n * n, "backend": "numpy", "model": "xpbd",
