@@ -19,8 +19,22 @@ from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
 from .topology import Topology, build_topology
 
 
+class _ColoredFamily:
+    """Colour bookkeeping shared by the constraint families: ``offsets`` bounds each colour."""
+
+    offsets: IndexArray
+
+    @property
+    def color_count(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    def color_slices(self) -> list[slice]:
+        """The slice of the family's arrays holding each colour, in order."""
+        return [slice(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+
 @dataclass(frozen=True)
-class DistanceFamily:
+class DistanceFamily(_ColoredFamily):
     """Distance constraints (stretch or shear) in colored order.
 
     Attributes:
@@ -46,16 +60,9 @@ class DistanceFamily:
     def count(self) -> int:
         return int(self.i.shape[0])
 
-    @property
-    def color_count(self) -> int:
-        return int(self.offsets.shape[0] - 1)
-
-    def color_slices(self) -> list[slice]:
-        return [slice(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
-
 
 @dataclass(frozen=True)
-class BendFamily:
+class BendFamily(_ColoredFamily):
     """Dihedral bend constraints in colored order.
 
     Attributes:
@@ -75,13 +82,6 @@ class BendFamily:
     @property
     def count(self) -> int:
         return int(self.quads.shape[0])
-
-    @property
-    def color_count(self) -> int:
-        return int(self.offsets.shape[0] - 1)
-
-    def color_slices(self) -> list[slice]:
-        return [slice(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,22 @@ def _require_matplotlib():  # type: ignore[no-untyped-def]
             "pictures need matplotlib: pip install 'pbdcloth[cli]'"
         ) from exc
     return plt
+
+
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Lay out ``fig``, write it as a PNG atomically (temporary file, then rename), close it."""
+    plt = _require_matplotlib()
+    fig.tight_layout()
+    target = Path(path)
+    tmp = atomic_path(target)
+    try:
+        fig.savefig(tmp, format="png")
+        tmp.replace(target)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
+    return target
 
 
 def _shade(polys: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -96,17 +112,7 @@ def contact_sheet(
         ax.set_title(f"frame {numbers[i]}", fontsize=9)
     if title:
         fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    target = Path(path)
-    tmp = atomic_path(target)
-    try:
-        fig.savefig(tmp, format="png")
-        tmp.replace(target)
-    finally:
-        plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
-    return target
+    return save_figure(fig, path)
 
 
 # --- caches: strain colours, movies -----------------------------------------------------------
@@ -253,14 +259,4 @@ def plot_log(records: Sequence[dict[str, float]], path: str | Path, title: str =
         ax.set_xlabel("frame")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    target = Path(path)
-    tmp = atomic_path(target)
-    try:
-        fig.savefig(tmp, format="png")
-        tmp.replace(target)
-    finally:
-        plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
-    return target
+    return save_figure(fig, path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal, Sequence
+from typing import Any, ClassVar, Iterator, Literal, Sequence, TypeVar
 
 Vec3 = tuple[float, float, float]
 
@@ -150,6 +150,48 @@ def _declare(
     return field(default=default, metadata=meta)
 
 
+_SettingsT = TypeVar("_SettingsT", bound="DeclaredSettings")
+_DECLARATIONS: dict[type, tuple[Setting, ...]] = {}
+
+
+class DeclaredSettings:
+    """Validation and conversions shared by the settings dataclasses whose fields are declared
+    with ``_declare``: every field is checked against its declaration on construction."""
+
+    _what: ClassVar[str] = "setting"
+
+    @classmethod
+    def declarations(cls) -> tuple[Setting, ...]:
+        """The declaration of every field, in display order."""
+        if cls not in _DECLARATIONS:
+            _DECLARATIONS[cls] = _declarations(cls)
+        return _DECLARATIONS[cls]
+
+    def __post_init__(self) -> None:
+        for decl in self.declarations():
+            object.__setattr__(self, decl.name, decl.validate(getattr(self, decl.name)))
+
+    def replace(self: _SettingsT, **changes: Any) -> _SettingsT:
+        """A copy with some settings changed (validated)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``{name: value}`` of every setting (vectors as lists), JSON-safe."""
+        return {
+            d.name: list(v) if isinstance(v := getattr(self, d.name), tuple) else v
+            for d in self.declarations()
+        }
+
+    @classmethod
+    def from_dict(cls: type[_SettingsT], values: dict[str, Any]) -> _SettingsT:
+        """Build from a mapping, refusing unknown names (typos) with the list of valid ones."""
+        names = [d.name for d in cls.declarations()]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise SettingsError(f"unknown {cls._what}(s) {unknown}; valid names: {names}")
+        return cls(**values)
+
+
 GROUP_SOLVER = "Solver"
 GROUP_MATERIAL = "Material"
 GROUP_FORCES = "Forces"
@@ -162,7 +204,7 @@ BackendName = Literal["numpy", "warp", "auto"]
 
 
 @dataclass(frozen=True)
-class ClothSettings:
+class ClothSettings(DeclaredSettings):
     """Settings of a cloth simulation; every field is range-checked on construction.
 
     Build one with keywords (``ClothSettings(substeps=20, model="xpbd")``) and derive variants with
@@ -304,32 +346,6 @@ class ClothSettings:
         help="Bounciness of collisions: 0 stops the normal velocity, 1 reverses it fully.",
     )
 
-    def __post_init__(self) -> None:
-        for decl in CLOTH_SETTINGS:
-            value = decl.validate(getattr(self, decl.name))
-            object.__setattr__(self, decl.name, value)
-
-    def replace(self, **changes: Any) -> "ClothSettings":
-        """A copy with some settings changed (validated)."""
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain ``{name: value}`` of every setting (vectors as lists), JSON-safe."""
-        return {
-            d.name: list(v) if isinstance(v := getattr(self, d.name), tuple) else v
-            for d in CLOTH_SETTINGS
-        }
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> "ClothSettings":
-        """Build from a mapping, refusing unknown names (typos) with the list of valid ones."""
-        unknown = sorted(set(values) - {d.name for d in CLOTH_SETTINGS})
-        if unknown:
-            raise SettingsError(
-                f"unknown setting(s) {unknown}; valid names: {[d.name for d in CLOTH_SETTINGS]}"
-            )
-        return cls(**values)
-
     # Derived quantities ---------------------------------------------------------------------
     @property
     def mu_static(self) -> float:
@@ -376,7 +392,7 @@ GROUP_SPRING = "Spring"
 
 
 @dataclass(frozen=True)
-class SpringSettings:
+class SpringSettings(DeclaredSettings):
     """Settings of one joint of a spring chain, with the meaning and units of VRM 1.0.
 
     Each field is the VRMC_springBone joint property named in :data:`SPRING_VRM_NAMES`. Per step
@@ -411,32 +427,7 @@ class SpringSettings:
         help="VRM hitRadius: radius of the sphere around the tail that colliders push out.",
     )
 
-    def __post_init__(self) -> None:
-        for decl in SPRING_SETTINGS:
-            value = decl.validate(getattr(self, decl.name))
-            object.__setattr__(self, decl.name, value)
-
-    def replace(self, **changes: Any) -> "SpringSettings":
-        """A copy with some settings changed (validated)."""
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain ``{name: value}`` of every setting (vectors as lists), JSON-safe."""
-        return {
-            d.name: list(v) if isinstance(v := getattr(self, d.name), tuple) else v
-            for d in SPRING_SETTINGS
-        }
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> "SpringSettings":
-        """Build from a mapping, refusing unknown names (typos) with the list of valid ones."""
-        unknown = sorted(set(values) - {d.name for d in SPRING_SETTINGS})
-        if unknown:
-            raise SettingsError(
-                f"unknown spring setting(s) {unknown}; valid names: "
-                f"{[d.name for d in SPRING_SETTINGS]}"
-            )
-        return cls(**values)
+    _what = "spring setting"
 
 
 SPRING_SETTINGS: tuple[Setting, ...] = _declarations(SpringSettings)

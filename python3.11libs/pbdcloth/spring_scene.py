@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from .body import Body
 from .colliders.base import Collider
 from .colliders.shapes import Capsule, Sphere
-from .io.atomic import atomic_path, atomic_write
+from .io.atomic import atomic_write
 from .settings import SpringSettings
 from .springs import SpringChain
 
@@ -236,7 +236,7 @@ def paths_picture(path: str | Path, names: Sequence[str], positions: Sequence[Se
     tips' paths; the body is drawn as its capsules at rest. The third panel shows the tips and
     the chest from above, in world space. Written atomically as PNG. Needs matplotlib.
     """
-    from .preview import _require_matplotlib
+    from .preview import _require_matplotlib, save_figure
 
     plt = _require_matplotlib()
     count = len(parents)
@@ -274,17 +274,7 @@ def paths_picture(path: str | Path, names: Sequence[str], positions: Sequence[Se
     ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    target = Path(path)
-    tmp = atomic_path(target)
-    try:
-        fig.savefig(tmp, format="png")
-        tmp.replace(target)
-    finally:
-        plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
-    return target
+    return save_figure(fig, path)
 
 
 def _draw_collider(ax: Any, collider: Collider, origin: F, u: int, v: int) -> None:
