@@ -197,5 +197,76 @@ SCENES: dict[str, Callable[[], Scene | SpringScene]] = {
 }
 """Scenes of ``pbdcloth demo --scene NAME``."""
 
+
+def fold_scene(resolution: int = 40, settings: ClothSettings | None = None,
+               frames: int = 72) -> Scene:
+    """Self-collision stress: an upright cloth dropped onto a sphere folds over onto itself.
+
+    A 1 m wide, 0.6 m tall sheet stands on its lower edge, leaning 3 degrees, 5 cm above a
+    0.2 m sphere resting on the ground. It lands on the sphere, buckles and folds over it, its
+    upper part coming down onto its lower part. ``resolution`` points along the width (40 gives
+    1,000 particles). Self collision is on; ``settings.replace(self_collision=False)`` shows
+    the cloth passing through itself.
+    """
+    width, height, lean, drop, radius = 1.0, 0.6, np.radians(3.0), 0.05, 0.2
+    rows = max(2, int(round(resolution * height / width)))
+    pos, tris = grid(resolution, rows, width, height, plane="xy", origin=(-width / 2, 0.0, 0.0))
+    up = pos[:, 1] + height  # 0 at the lower edge
+    pos[:, 1] = np.cos(lean) * up + 2.0 * radius + drop
+    pos[:, 2] = np.sin(lean) * up
+    s = settings or ClothSettings(
+        substeps=30, iterations=2, bend_stiffness=0.0, thickness=0.01, friction=0.3,
+        damping=0.1, self_collision=True, self_thickness=0.01, self_friction=0.2,
+    )
+    colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, radius, 0.0), radius)]
+    return Scene("fold", description=fold_scene.__doc__ or "", positions=pos, triangles=tris,
+                 pinned=np.zeros(0, dtype=np.int64), settings=s, colliders=colliders,
+                 frames=frames)
+
+
+def twist_scene(resolution: int = 40, settings: ClothSettings | None = None,
+                frames: int = 96, degrees_per_frame: float = 3.75) -> Scene:
+    """Self-collision stress: a square cloth held by two opposite edges that turn in opposite
+    directions, wringing it.
+
+    A 1 m square sheet hangs horizontally from two opposite edges. Each frame the edges turn
+    about the axis between them in opposite directions, together by ``degrees_per_frame`` (each
+    by half), and close in on each other until, at 180 degrees of twist, they are half as far
+    apart as at rest (the slack a real cloth needs to be wrung). With the defaults the edges
+    are turned 180 degrees against each other after 48 frames and 360 after 96.
+    ``resolution`` points per side.
+    """
+    size, squeeze, axis_y = 1.0, 0.5, 1.0
+    pos, tris = grid(resolution, resolution, size, size, plane="xz",
+                     origin=(-size / 2, axis_y, -size / 2))
+    idx = np.arange(resolution * resolution).reshape(resolution, resolution)
+    left, right = idx[:, 0], idx[:, -1]
+    pinned = np.sort(np.concatenate([left, right])).astype(np.int64)
+    rest = pos[pinned]
+    half_turn = np.where(np.isin(pinned, left), 0.5, -0.5)
+    s = settings or ClothSettings(
+        substeps=20, iterations=2, bend_stiffness=0.0, damping=0.5,
+        self_collision=True, self_thickness=0.01, self_friction=0.2,
+    )
+
+    def animate(solver: ClothSolver, frame: int) -> None:
+        """Pin targets for the end of ``frame``: turned about the x axis, moved inwards."""
+        twist = degrees_per_frame * frame
+        angle = np.radians(twist) * half_turn
+        c, sn = np.cos(angle), np.sin(angle)
+        y, z = rest[:, 1] - axis_y, rest[:, 2]
+        target = np.empty_like(rest)
+        target[:, 0] = rest[:, 0] * (1.0 - squeeze * min(twist / 180.0, 1.0))
+        target[:, 1] = axis_y + c * y - sn * z
+        target[:, 2] = sn * y + c * z
+        solver.set_pin_targets(target)
+
+    return Scene("twist", description=twist_scene.__doc__ or "", positions=pos, triangles=tris,
+                 pinned=pinned, settings=s, colliders=[], frames=frames, animate=animate,
+                 info={"degrees_per_frame": degrees_per_frame})
+
+
 # Spring chains on a walking body; not cloth: the scene runs itself (SpringScene.run).
 SCENES["springs"] = springs_scene
+SCENES["fold"] = fold_scene
+SCENES["twist"] = twist_scene

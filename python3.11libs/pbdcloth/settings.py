@@ -346,6 +346,35 @@ class ClothSettings(DeclaredSettings):
         help="Bounciness of collisions: 0 stops the normal velocity, 1 reverses it fully.",
     )
 
+    # --- Self collision -----------------------------------------------------------------------
+    self_collision: bool = _declare(
+        False, kind=KIND_BOOL, label="Self Collision", group=GROUP_SELF,
+        help="Keep the cloth from passing through itself: vertex-triangle and edge-edge contacts "
+        "between parts that are not mesh neighbours, found with a spatial hash each substep. "
+        "Numpy backend only.",
+    )
+    self_thickness: float = _declare(
+        0.01, kind=KIND_FLOAT, label="Self Thickness", group=GROUP_SELF, unit="m",
+        minimum=1e-5, maximum=1.0,
+        help="Distance kept between layers of the cloth (vertex to triangle, edge to edge). Keep "
+        "it below the mesh's edge length; pairs closer than pi/2 times this in the rest shape "
+        "are never tested.",
+    )
+    self_friction: float = _declare(
+        0.2, kind=KIND_FLOAT, label="Self Friction", group=GROUP_SELF, minimum=0.0,
+        maximum=10.0,
+        help="Coulomb friction coefficient between touching layers of the cloth (position "
+        "based, Macklin 2014); 0 = layers slide freely.",
+    )
+    self_clamp: float = _declare(
+        0.5, kind=KIND_FLOAT, label="Self Motion Clamp", group=GROUP_SELF, minimum=0.01,
+        maximum=0.5,
+        help="With self collision on, each substep limits every particle's speed to "
+        "self_clamp * self_thickness / h (h = substep), so no particle moves more than this "
+        "fraction of the thickness per substep and no two close in by a whole thickness. Fast "
+        "cloth needs more substeps.",
+    )
+
     # Derived quantities ---------------------------------------------------------------------
     @property
     def mu_static(self) -> float:

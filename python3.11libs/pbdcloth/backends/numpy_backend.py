@@ -8,7 +8,8 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
 1. predict: v = exp(-damping h) v + h (g + wind load) on free particles; p = x + h v;
    pinned particles move to their targets, interpolated linearly through the frame.
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
-   then tethers, then colliders (last, so particles end each iteration outside obstacles).
+   then tethers, then colliders (last, so particles end each iteration outside obstacles), then
+   self-collision when on (colliders/selfcollision.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """
 
@@ -23,6 +24,7 @@ from numpy.typing import NDArray
 
 from ..colliders.base import Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
+from ..colliders.selfcollision import SelfCollision
 from ..constraints.bend import BendWorkspace, constraint_angle, dihedral_angle_and_gradient
 from ..constraints.distance import MIN_LENGTH
 from ..model import ClothModel, DistanceFamily
@@ -149,6 +151,7 @@ class NumpyBackend:
         self._lam_shear = np.zeros(model.shear.count)
         self._lam_bend = np.zeros(model.bend.count)
         self._denominators: dict[tuple[int, float, float], list[F]] = {}
+        self.self_collision = SelfCollision(model)
 
     # ---------------------------------------------------------------------------------------
     def step(
@@ -182,6 +185,9 @@ class NumpyBackend:
         k_shear = pbd_stiffness(settings.shear_stiffness, k_it)
         k_bend = pbd_stiffness(settings.bend_stiffness, k_it)
         stats = FrameStats(substeps=n_sub)
+        selfcol = self.self_collision if settings.self_collision else None
+        if selfcol is not None:
+            selfcol.stats.reset()
 
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
@@ -196,12 +202,16 @@ class NumpyBackend:
                 V[:, free_idx] += h * (gravity + load[:, free_idx])
             else:
                 V[:, free_idx] += h * gravity
+            if selfcol is not None:
+                selfcol.clamp_velocity(V, h, settings.self_thickness, settings.self_clamp)
             X_prev = X
             P = X + h * V
             if pins.size:
                 P[:, pins] = (pin_start + a1 * (pin_end - pin_start)).T if a1 < 1.0 else pin_end.T
             V_pred = V
             R = P.reshape(-1)  # flat view: writes through R change P
+            if selfcol is not None:
+                selfcol.begin_substep(P, settings.self_thickness, settings.self_clamp)
             self.contacts.clear()
             if xpbd:
                 self._lam_stretch.fill(0.0)
@@ -228,6 +238,8 @@ class NumpyBackend:
                     for collider in colliders:
                         project_contacts(PT, XT, free, collider, a0, a1, h, settings.thickness,
                                          mu_s, mu_k, self.contacts)
+                if selfcol is not None:
+                    selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 
             # 3. update
             V = (P - X_prev) / h
@@ -238,6 +250,8 @@ class NumpyBackend:
         for collider in colliders:
             collider.end_frame()
         stats.contacts = self.contacts.count
+        if selfcol is not None:
+            stats.extra.update(selfcol.stats.frame_extra())
         return np.ascontiguousarray(X.T), np.ascontiguousarray(V.T), stats
 
     # ---------------------------------------------------------------------------------------

@@ -78,6 +78,9 @@ class ReferenceBackend:
         rest_speed = 2.0 * float(np.linalg.norm(g)) * h
         if any(c != 0.0 for c in settings.wind):
             raise NotImplementedError("the reference loop has no wind")
+        if settings.self_collision:
+            raise NotImplementedError(
+                "the reference loop has no self-collision; use the numpy backend")
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
             V *= decay
