@@ -40,6 +40,7 @@ from ..settings import ClothSettings, SettingsError
 from .numpy_backend import FrameStats, pbd_stiffness
 from .warp_colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
 from .warp_kernels import build_kernels
+from .warp_lanes import LaneHinges, build_lane_kernels
 
 __all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
@@ -184,6 +185,8 @@ class WarpBackend:
         precision: "float32" (default, fast) or "float64" (to check against numpy).
         use_graph: replay frames as a captured graph where Warp supports it (default); False
             replays recorded launches one by one from Python.
+        use_lanes: on the CPU in float32, bend hinges eight at a time
+            (:mod:`.warp_lanes`, default); False runs the per-hinge kernels that CUDA runs.
 
     The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
     """
@@ -191,7 +194,8 @@ class WarpBackend:
     name = "warp"
 
     def __init__(self, model: ClothModel, device: str | None = None,
-                 precision: str = "float32", use_graph: bool = True) -> None:
+                 precision: str = "float32", use_graph: bool = True,
+                 use_lanes: bool = True) -> None:
         self.model = model
         self.device = resolve_device(device)
         self.precision = precision
@@ -207,6 +211,12 @@ class WarpBackend:
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
         self._use_graph = use_graph
+        self._lanes: LaneHinges | None = None
+        self._lane_kernels: Any = None
+        if use_lanes and not self.device.is_cuda and precision == "float32" and model.bend.count:
+            b = model.bend
+            self._lanes = LaneHinges(b.quads, b.rest_angle, b.w, b.offsets, dev)
+            self._lane_kernels = build_lane_kernels()
         self._graph: Any = None
         self._launches: list[Any] = []
         self._key: Any = None
@@ -285,6 +295,8 @@ class WarpBackend:
         self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
                            if colliders else None)
         wp.load_module(k.module, device=dev)
+        if self._lane_kernels is not None:
+            wp.load_module(self._lane_kernels.module, device=dev)
         if self._use_graph and _can_capture(dev):
             with wp.ScopedCapture(device=dev) as capture:
                 self._issue_frame(_Recorder(dev, record=False), settings, dt)
@@ -332,8 +344,10 @@ class WarpBackend:
                                   m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
                                   self._contact])
             launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
+            lanes = self._lanes
             if xpbd:
-                for lam in (m.stretch_lam, m.shear_lam, m.bend_lam):
+                for lam in (m.stretch_lam, m.shear_lam,
+                            m.bend_lam if lanes is None else lanes.lam):
                     launch(k.zero_scalars, lam.shape[0], [lam])
             for _ in range(it):
                 if xpbd:
@@ -346,8 +360,15 @@ class WarpBackend:
                         for off, cnt in colors.spans:
                             launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma])
                     alpha, gamma = alpha_gamma(settings.bend_compliance)
-                    for off, cnt in m.bend_colors.spans:
-                        launch(k.bend_xpbd, cnt, [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
+                    if lanes is not None:
+                        for first, cnt in lanes.spans:
+                            launch(self._lane_kernels.bend_xpbd_lanes, cnt,
+                                   [p, x, lanes.quad, lanes.w, lanes.rest, lanes.lam, first,
+                                    alpha, gamma])
+                    else:
+                        for off, cnt in m.bend_colors.spans:
+                            launch(k.bend_xpbd, cnt,
+                                   [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
                 else:
                     for cons, colors, stiff in ((m.stretch_pbd, m.stretch_colors, k_stretch),
                                                 (m.shear_pbd, m.shear_colors, k_shear)):
@@ -355,7 +376,12 @@ class WarpBackend:
                             continue
                         for off, cnt in colors.spans:
                             launch(k.distance_pbd, cnt, [p, cons, off, s(stiff)])
-                    if k_bend != 0.0:
+                    if k_bend != 0.0 and lanes is not None:
+                        for first, cnt in lanes.spans:
+                            launch(self._lane_kernels.bend_pbd_lanes, cnt,
+                                   [p, x, lanes.quad, lanes.w, lanes.rest, lanes.lam, first,
+                                    s(k_bend)])
+                    elif k_bend != 0.0:
                         for off, cnt in m.bend_colors.spans:
                             launch(k.bend_pbd, cnt, [p, m.hinges, off, s(k_bend)])
                 if tethers:
