@@ -31,6 +31,7 @@ per-hinge kernels, one hinge per GPU thread, which these lanes replace only on t
 # mypy: ignore-errors
 # (kernel annotations are Warp's typed language)
 import functools
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
@@ -208,7 +209,7 @@ class LaneHinges:
         q_parts, w_parts, r_parts = [], [], []
         self.spans: list[tuple[int, int]] = []
         groups = 0
-        for a, b in zip(offsets[:-1], offsets[1:]):
+        for a, b in itertools.pairwise(offsets):
             a, b = int(a), int(b)
             if b <= a:
                 continue
