@@ -475,10 +475,11 @@ def test_two_warp_runs_are_bit_identical_and_replay_modes_agree() -> None:
     np.testing.assert_array_equal(a.positions, c.positions)
 
 
-#: Lane-group bend kernels (CPU, float32) against the per-hinge kernels that CUDA runs, 24 frames
-#: of the drape (bend stiffness raised to 0.5 so bending matters): measured 9.7e-6 m (PBD) and
-#: 7.4e-6 m (XPBD); the two differ only by float32 rounding (Cephes' atanf polynomial, 1-2 units,
-#: and wrapping by +-2 pi instead of fmod), carried through the contacts. Control: the same drape
+#: Lane-group kernels (CPU, float32) against the per-constraint kernels that CUDA runs, 24 frames
+#: of the drape (bend stiffness raised to 0.5 so bending matters): measured 1.1e-5 m (PBD) and
+#: 8.3e-6 m (XPBD); the two differ only by float32 rounding in the bend (Cephes' atanf
+#: polynomial, 1-2 units, and wrapping by +-2 pi instead of fmod; the distance lanes are
+#: bit-identical, see below), carried through the contacts. Control: the same drape
 #: with bend stiffness 0.05 ends far beyond the bound, so bending is exercised.
 @pytest.mark.parametrize("model", ["pbd", "xpbd"])
 def test_lane_bend_kernels_agree_with_per_hinge_kernels(model: str) -> None:
@@ -497,6 +498,77 @@ def test_lane_bend_kernels_agree_with_per_hinge_kernels(model: str) -> None:
     lanes, scalar = run(True, 0.5), run(False, 0.5)
     assert max_diff(lanes, scalar) < PATH_BOUND
     assert max_diff(run(True, 0.05), lanes) > 20 * PATH_BOUND
+
+
+def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """One projection of a whole distance family (every color) on a jittered 12 x 12 sheet:
+    positions (N, 3) and multipliers (M,) in colored order, by the lane kernels or by the
+    per-constraint kernels. XPBD starts from nonzero multipliers and with constraint damping,
+    so every term of the update is exercised."""
+    from pbdcloth.backends.warp_lanes import LANES, LaneGroups
+
+    pos, tris = grid(12, 12, 1.0, 1.0, plane="xz")
+    solver = ClothSolver(pos, tris, pinned=[0, 11])
+    backend = WarpBackend(solver.model, device="cpu")
+    k, lk, m = backend.k, backend._lane_kernels, backend.m
+    fam = getattr(solver.model, family)
+    rng = np.random.default_rng(7)
+    x = wp.array((pos + rng.normal(scale=0.02, size=pos.shape)).astype(np.float32),
+                 dtype=wp.vec3, device="cpu")
+    p = wp.array(x.numpy() + rng.normal(scale=0.01, size=pos.shape).astype(np.float32),
+                 dtype=wp.vec3, device="cpu")
+    lam0 = rng.normal(scale=1e-3, size=fam.count).astype(np.float32)
+    stiff, alpha, gamma = 0.9, 0.5, 0.3
+    if not use_lanes:
+        cons = getattr(m, f"{family}_{model}")
+        lam = wp.array(lam0, dtype=wp.float32, device="cpu")
+        for off, cnt in getattr(m, f"{family}_colors").spans:
+            if model == "pbd":
+                wp.launch(k.distance_pbd, cnt, [p, cons, off, stiff], device="cpu")
+            else:
+                wp.launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma],
+                          device="cpu")
+        return p.numpy(), lam.numpy()
+    # the control: one "color" in topology order, where neighbouring edges share particles
+    order = np.argsort(fam.source) if ignore_colors else np.arange(fam.count)
+    offsets = np.array([0, fam.count]) if ignore_colors else fam.offsets
+    group = LaneGroups(np.stack([fam.i, fam.j], axis=1)[order], offsets, "cpu",
+                       frac=np.stack([fam.wi_frac, fam.wj_frac], axis=1)[order],
+                       w=np.stack([fam.wi, fam.wj], axis=1)[order], rest=fam.rest[order])
+    assert group.groups == sum(cnt for _, cnt in group.spans)
+    assert group.groups * LANES - fam.count < LANES * len(group.spans)  # padding < 1 group/color
+    used = group.slot >= 0
+    source = order[group.slot[used]]  # the colored index of each used lane
+    lam_lanes = np.zeros(group.slot.size, dtype=np.float32)
+    lam_lanes[used] = lam0[source]
+    group.lam.assign(lam_lanes)
+    if model == "pbd":
+        wp.launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest, group.lam,
+                                             0, group.groups, 0, stiff], device="cpu")
+    else:
+        wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,
+                                              0, group.groups, 0, alpha, gamma], device="cpu")
+    lam = np.array(lam0)
+    lam[source] = group.lam.numpy()[used]
+    return p.numpy(), lam
+
+
+#: Lane-group distance kernels against the per-constraint kernels: the same operations in the
+#: same order, and the constraints of one color share no particle, so projecting them eight at a
+#: time changes nothing: measured bit-identical (positions and multipliers). Control: lane groups
+#: built without the colors (topology order, one "color"), where the eight lanes of a group share
+#: particles and the later store overwrites the earlier move, end centimetres away (measured
+#: 2.6e-2 .. 4.3e-2 m).
+@pytest.mark.parametrize("family", ["stretch", "shear"])
+@pytest.mark.parametrize("model", ["pbd", "xpbd"])
+def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: str) -> None:
+    lanes, lam_lanes = _project_family(family, model, use_lanes=True)
+    scalar, lam_scalar = _project_family(family, model, use_lanes=False)
+    np.testing.assert_array_equal(lanes, scalar)
+    np.testing.assert_array_equal(lam_lanes, lam_scalar)
+    crossed, _ = _project_family(family, model, use_lanes=True, ignore_colors=True)
+    assert max_diff(crossed, scalar) > 1e-4
 
 
 # --- choosing the backend, and what it refuses ---------------------------------------------------

@@ -40,7 +40,7 @@ from ..settings import ClothSettings, SettingsError
 from .numpy_backend import FrameStats, pbd_stiffness
 from .warp_colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
 from .warp_kernels import build_kernels
-from .warp_lanes import LaneHinges, build_lane_kernels
+from .warp_lanes import LaneFamilies, build_lane_kernels, lane_families
 
 __all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
@@ -185,8 +185,9 @@ class WarpBackend:
         precision: "float32" (default, fast) or "float64" (to check against numpy).
         use_graph: replay frames as a captured graph where Warp supports it (default); False
             replays recorded launches one by one from Python.
-        use_lanes: on the CPU in float32, bend hinges eight at a time
-            (:mod:`.warp_lanes`, default); False runs the per-hinge kernels that CUDA runs.
+        use_lanes: on the CPU in float32, project distances and hinges eight at a time
+            (:mod:`.warp_lanes`, default); False runs the per-constraint kernels that CUDA
+            runs.
 
     The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
     """
@@ -211,11 +212,10 @@ class WarpBackend:
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
         self._use_graph = use_graph
-        self._lanes: LaneHinges | None = None
+        self._lanes: LaneFamilies | None = None
         self._lane_kernels: Any = None
-        if use_lanes and not self.device.is_cuda and precision == "float32" and model.bend.count:
-            b = model.bend
-            self._lanes = LaneHinges(b.quads, b.rest_angle, b.w, b.offsets, dev)
+        if use_lanes and not self.device.is_cuda and precision == "float32":
+            self._lanes = lane_families(model, dev)
             self._lane_kernels = build_lane_kernels()
         self._graph: Any = None
         self._launches: list[Any] = []
@@ -344,43 +344,56 @@ class WarpBackend:
                                   m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
                                   self._contact])
             launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
-            lanes = self._lanes
-            if xpbd:
-                for lam in (m.stretch_lam, m.shear_lam,
-                            m.bend_lam if lanes is None else lanes.lam):
+            lanes, lk = self._lanes, self._lane_kernels
+            if xpbd and lanes is None:
+                for lam in (m.stretch_lam, m.shear_lam, m.bend_lam):
                     launch(k.zero_scalars, lam.shape[0], [lam])
-            for _ in range(it):
+            for iteration in range(it):
+                fresh = int(iteration == 0)  # lane kernels: multipliers start at 0
                 if xpbd:
-                    for cons, lam, colors, compliance in (
+                    for cons, lam, colors, group, compliance in (
                         (m.stretch_xpbd, m.stretch_lam, m.stretch_colors,
-                         settings.stretch_compliance),
-                        (m.shear_xpbd, m.shear_lam, m.shear_colors, settings.shear_compliance),
+                         lanes.stretch if lanes else None, settings.stretch_compliance),
+                        (m.shear_xpbd, m.shear_lam, m.shear_colors, lanes.shear if lanes else None,
+                         settings.shear_compliance),
                     ):
                         alpha, gamma = alpha_gamma(compliance)
+                        if group is not None:
+                            launch(lk.distance_xpbd_lanes, 1,
+                                   [p, x, group.idx, group.w, group.rest, group.lam, 0,
+                                    group.groups, fresh, alpha, gamma])
+                            continue
                         for off, cnt in colors.spans:
                             launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma])
                     alpha, gamma = alpha_gamma(settings.bend_compliance)
                     if lanes is not None:
-                        for first, cnt in lanes.spans:
-                            launch(self._lane_kernels.bend_xpbd_lanes, cnt,
-                                   [p, x, lanes.quad, lanes.w, lanes.rest, lanes.lam, first,
-                                    alpha, gamma])
+                        bend = lanes.bend
+                        launch(lk.bend_xpbd_lanes, 1,
+                               [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0, bend.groups,
+                                fresh, alpha, gamma])
                     else:
                         for off, cnt in m.bend_colors.spans:
                             launch(k.bend_xpbd, cnt,
                                    [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
                 else:
-                    for cons, colors, stiff in ((m.stretch_pbd, m.stretch_colors, k_stretch),
-                                                (m.shear_pbd, m.shear_colors, k_shear)):
+                    for cons, colors, group, stiff in (
+                        (m.stretch_pbd, m.stretch_colors, lanes.stretch if lanes else None, k_stretch),
+                        (m.shear_pbd, m.shear_colors, lanes.shear if lanes else None, k_shear),
+                    ):
                         if stiff == 0.0:
+                            continue
+                        if group is not None:
+                            launch(lk.distance_pbd_lanes, 1,
+                                   [p, x, group.idx, group.frac, group.rest, group.lam, 0,
+                                    group.groups, fresh, s(stiff)])
                             continue
                         for off, cnt in colors.spans:
                             launch(k.distance_pbd, cnt, [p, cons, off, s(stiff)])
                     if k_bend != 0.0 and lanes is not None:
-                        for first, cnt in lanes.spans:
-                            launch(self._lane_kernels.bend_pbd_lanes, cnt,
-                                   [p, x, lanes.quad, lanes.w, lanes.rest, lanes.lam, first,
-                                    s(k_bend)])
+                        bend = lanes.bend
+                        launch(lk.bend_pbd_lanes, 1,
+                               [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0, bend.groups,
+                                fresh, s(k_bend)])
                     elif k_bend != 0.0:
                         for off, cnt in m.bend_colors.spans:
                             launch(k.bend_pbd, cnt, [p, m.hinges, off, s(k_bend)])

@@ -1,31 +1,42 @@
-"""CPU-only bend kernels that project eight hinges at a time (float32, Warp's CPU device).
+"""CPU-only constraint kernels that project eight constraints at a time (float32, Warp's CPU device).
 
-Why: on the CPU Warp runs a kernel's threads one after another, and one hinge of
-:func:`~pbdcloth.backends.warp_kernels.build_kernels`' ``bend_pbd`` is a single dependency chain
-of ~150 floating-point operations (cross products, a square root, an arctangent, five divisions)
-that the processor cannot overlap with the next hinge's: ~50-70 ns per hinge, 60 % of a substep.
-Here one thread takes a *lane group* of 8 hinges of one color, gathers their 32 corners into
-local arrays, runs the hinge math as one loop over the 8 lanes without branches or library calls
-(so Warp's clang vectorizes it to 8-wide AVX), then scatters the moved corners. Measured 4x
-faster than the scalar kernel on a 2-core AMD EPYC (0.5 vs 2.1 ms for 29,205 hinges).
+Why: on the CPU Warp runs a kernel's threads one after another, and each thread of
+:func:`~pbdcloth.backends.warp_kernels.build_kernels`' per-constraint kernels is one scalar
+dependency chain that the processor cannot overlap with the next constraint's: a hinge of
+``bend_pbd`` is ~150 floating-point operations (cross products, a square root, an arctangent,
+five divisions), ~50-70 ns; a distance constraint of ``distance_pbd`` ~15-20 ns, most of it the
+per-thread overhead of Warp's generated code (argument and record copies, one call per thread).
+Here one thread takes a *lane group* of 8 constraints of one color, gathers their corners into
+local arrays, runs the constraint math as one loop over the 8 lanes without branches or library
+calls (so Warp's clang vectorizes it to 8-wide AVX), then scatters the moved corners.
 
-Same formulas as ``hinge_angle`` / ``bend_pbd`` / ``bend_xpbd`` (constraints/bend.py: Bridson,
-Marino and Fedkiw 2003 gradient; Müller et al. 2006 eq. 8; XPBD after Macklin, Müller and
-Chentanez 2016, eq. 18 and 26), with two rounding-level differences, both for float32 only:
+Same formulas as the per-constraint kernels:
 
-* atan is Cephes' ``atanf`` polynomial (S. L. Moshier: |x| reduced by tan(pi/8) and tan(3pi/8),
-  degree-4 polynomial in x^2; peak relative error 1.9e-7, i.e. 1-2 float32 units) instead of a
-  libm call, which would stop the vectorization;
-* C = theta - rest is wrapped into (-pi, pi] by adding or subtracting 2 pi (theta and rest both
-  lie in [-pi, pi], so one turn is enough) instead of the scalar kernel's fmod.
+* distances: ``distance_pbd`` / ``distance_xpbd`` (constraints/distance.py: Müller et al. 2006,
+  eq. 10-11; XPBD after Macklin, Müller and Chentanez 2016, eq. 18 and 26), the same operations
+  in the same order (the lanes and the per-constraint kernels agree to float32 rounding; they
+  may differ where the compiler fuses a multiply-add in one and not the other);
+* bending: ``hinge_angle`` / ``bend_pbd`` / ``bend_xpbd`` (constraints/bend.py: Bridson, Marino
+  and Fedkiw 2003 gradient; Müller et al. 2006 eq. 8), with two rounding-level differences:
 
-A group never straddles two colors (each color is padded to a multiple of 8 lanes); padding lanes
-carry the particle index -1 and are never stored. The lanes of one group share no particle, so
-the order of the scatter does not matter and results are deterministic.
+  - atan is Cephes' ``atanf`` polynomial (S. L. Moshier: |x| reduced by tan(pi/8) and
+    tan(3pi/8), degree-4 polynomial in x^2; peak relative error 1.9e-7, i.e. 1-2 float32 units)
+    instead of a libm call, which would stop the vectorization;
+  - C = theta - rest is wrapped into (-pi, pi] by adding or subtracting 2 pi (theta and rest
+    both lie in [-pi, pi], so one turn is enough) instead of the scalar kernel's fmod.
 
-The kernel body is a native C++ snippet (``wp.func_native``): Warp's own code generator keeps
-every lane value in memory and does not vectorize. This module is CPU-only; CUDA runs the
-per-hinge kernels, one hinge per GPU thread, which these lanes replace only on the CPU.
+XPBD multipliers: the first iteration of a substep reads them as 0 (``fresh``) instead of a
+separate launch that zeroes them.
+
+A group never straddles two colors (each color is padded to a multiple of 8 lanes, see
+:class:`LaneGroups`); padding lanes carry the particle index -1 and are never stored. The lanes
+of one group share no particle, so the order of the scatter does not matter and results are
+deterministic. Measured on a 2-core AMD EPYC at 100 x 100 particles: bending 4x faster than the
+per-hinge kernels, distances about 3x faster than the per-constraint kernels.
+
+The kernel bodies are native C++ snippets (``wp.func_native``): Warp's own code generator keeps
+every lane value in memory and does not vectorize. This module is CPU-only; CUDA (and float64)
+run the per-constraint kernels, one constraint per GPU thread.
 """
 
 # mypy: ignore-errors
@@ -33,44 +44,100 @@ per-hinge kernels, one hinge per GPU thread, which these lanes replace only on t
 import functools
 import itertools
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 import warp as wp
 
 from ..constraints.bend import DEGENERATE_NORMAL_SQ
+from ..constraints.distance import MIN_LENGTH
 
-#: Hinges per lane group (8 float32 lanes = one AVX register).
+#: Constraints per lane group (8 float32 lanes = one AVX register).
 LANES = 8
 
 _MODULE = "pbdcloth_warp_cpu_lanes"
 
-# One snippet for PBD and XPBD: XPBD is a compile-time constant of the template.
-_SNIPPET = r"""
-const int L = __LANES__;
+# Gather, shared by both families: K corners per constraint. XPBD and K are compile-time
+# constants of the template; DAMP (XPBD constraint damping) is uniform over the launch.
+_GATHER = r"""
+const int L = __LANES__, K = __CORNERS__;
 const bool XPBD = __XPBD__;
-const int* Q = (const int*)quad.data + g * 4 * L;      // [4][L] particle indices, -1 = padding
-const float* W = (const float*)w.data + g * 4 * L;     // [4][L] inverse masses [1/kg]
-const float* R = (const float*)rest.data + g * L;      // [L] rest angles [rad]
-float* LAM = (float*)lam.data + g * L;                 // [L] XPBD multipliers
+const bool DAMP = XPBD && gamma != 0.0f;
 wp::vec3* P = (wp::vec3*)p.data;
 const wp::vec3* XP = (const wp::vec3*)x_prev.data;
-const float pi = 3.141592653589793f, two_pi = 6.283185307179586f;
-float X[4][3][L];
-float V[4][3][L];   // x - x_prev (XPBD damping)
-for (int c = 0; c < 4; ++c) {
+for (int g = first; g < last; ++g) {
+const int* Q = (const int*)idx.data + g * K * L;      // [K][L] particle indices, -1 = padding
+const float* W = (const float*)w.data + g * K * L;     // [K][L] per-corner weights
+const float* R = (const float*)rest.data + g * L;      // [L] rest values
+float* LAM = (float*)lam.data + g * L;                 // [L] XPBD multipliers
+float X[K][3][L];   // corners
+float V[K][3][L];   // x - x_prev (XPBD damping only)
+float D[K][3][L];   // corner moves
+float LNEW[L];
+int ok[L];
+for (int c = 0; c < K; ++c) {
   for (int l = 0; l < L; ++l) {
     int i = Q[c * L + l] < 0 ? 0 : Q[c * L + l];
     wp::vec3 v = P[i];
     X[c][0][l] = v[0]; X[c][1][l] = v[1]; X[c][2][l] = v[2];
-    if (XPBD) {
+    if (DAMP) {
       wp::vec3 u = XP[i];
       V[c][0][l] = v[0] - u[0]; V[c][1][l] = v[1] - u[1]; V[c][2][l] = v[2] - u[2];
     }
   }
 }
-float D[4][3][L];
-float LNEW[L];
-int ok[L];
+"""
+
+# Scatter, shared: valid lanes store their multiplier and moved corners.
+_SCATTER = r"""
+for (int l = 0; l < L; ++l) {
+  if (!ok[l]) continue;
+  if (XPBD) LAM[l] = LNEW[l];
+  for (int c = 0; c < K; ++c)
+    P[Q[c * L + l]] = wp::vec3(X[c][0][l] + D[c][0][l], X[c][1][l] + D[c][1][l],
+                               X[c][2][l] + D[c][2][l]);
+}
+}  // groups
+"""
+
+# Distance: W = (w_i/(w_i+w_j), w_j/(w_i+w_j)) for PBD, (w_i, w_j) [1/kg] for XPBD; R = rest
+# length [m]. PBD: s = k' (|d| - d0) / |d|, x_i -= W_i s d, x_j += W_j s d. XPBD: n = d/|d|,
+# dlambda = (d0 - |d| - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1 + gamma)(w_i + w_j) + alpha~),
+# x_i += w_i dlambda n, x_j -= w_j dlambda n. (x_i - d) == x_i + (-d) exactly.
+_DISTANCE = r"""
+for (int l = 0; l < L; ++l) {
+  float dx = X[0][0][l] - X[1][0][l], dy = X[0][1][l] - X[1][1][l], dz = X[0][2][l] - X[1][2][l];
+  float len = __builtin_sqrtf(dx * dx + dy * dy + dz * dz);
+  float safe = len > __MIN_LENGTH__ ? len : __MIN_LENGTH__;
+  float w0 = W[l], w1 = W[L + l];
+  if (XPBD) {
+    float nx = dx / safe, ny = dy / safe, nz = dz / safe;
+    float lam_c = fresh ? 0.0f : LAM[l];
+    float numer = R[l] - len - alpha * lam_c;
+    if (DAMP) {
+      numer = numer - gamma * (nx * (V[0][0][l] - V[1][0][l]) + ny * (V[0][1][l] - V[1][1][l])
+                               + nz * (V[0][2][l] - V[1][2][l]));
+    }
+    float denom = (1.0f + gamma) * (w0 + w1) + alpha;
+    float dl = numer * (1.0f / (denom > 0.0f ? denom : 1.0f));
+    dl = denom > 0.0f ? dl : 0.0f;   // both ends pinned and rigid: nothing moves
+    LNEW[l] = lam_c + dl;
+    nx = nx * dl; ny = ny * dl; nz = nz * dl;
+    D[0][0][l] = nx * w0; D[0][1][l] = ny * w0; D[0][2][l] = nz * w0;
+    D[1][0][l] = -(nx * w1); D[1][1][l] = -(ny * w1); D[1][2][l] = -(nz * w1);
+  } else {
+    float s = (len - R[l]) / safe * k;
+    dx = dx * s; dy = dy * s; dz = dz * s;
+    D[0][0][l] = -(dx * w0); D[0][1][l] = -(dy * w0); D[0][2][l] = -(dz * w0);
+    D[1][0][l] = dx * w1; D[1][1][l] = dy * w1; D[1][2][l] = dz * w1;
+  }
+  ok[l] = Q[l] >= 0;
+}
+"""
+
+# Bend: W = inverse masses [1/kg] of (p1, p2, p3, p4); R = rest angle [rad].
+_BEND = r"""
+const float pi = 3.141592653589793f, two_pi = 6.283185307179586f;
 for (int l = 0; l < L; ++l) {
   // e = x2 - x1, a = x3 - x1, b = x4 - x1, n1 = e x a, n2 = b x e
   float ex = X[1][0][l] - X[0][0][l], ey = X[1][1][l] - X[0][1][l], ez = X[1][2][l] - X[0][2][l];
@@ -114,13 +181,15 @@ for (int l = 0; l < L; ++l) {
   C = C > pi ? C - two_pi : (C < -pi ? C + two_pi : C);
   float step;
   if (XPBD) {
-    float lam_c = LAM[l];
+    float lam_c = fresh ? 0.0f : LAM[l];
     float numer = -C - alpha * lam_c;
-    float gdx = ((g1x * V[0][0][l] + g1y * V[0][1][l] + g1z * V[0][2][l])
-               + (g2x * V[1][0][l] + g2y * V[1][1][l] + g2z * V[1][2][l]))
-              + ((g3x * V[2][0][l] + g3y * V[2][1][l] + g3z * V[2][2][l])
-               + (g4x * V[3][0][l] + g4y * V[3][1][l] + g4z * V[3][2][l]));
-    numer = gamma != 0.0f ? numer - gamma * gdx : numer;
+    if (DAMP) {
+      float gdx = ((g1x * V[0][0][l] + g1y * V[0][1][l] + g1z * V[0][2][l])
+                 + (g2x * V[1][0][l] + g2y * V[1][1][l] + g2z * V[1][2][l]))
+                + ((g3x * V[2][0][l] + g3y * V[2][1][l] + g3z * V[2][2][l])
+                 + (g4x * V[3][0][l] + g4y * V[3][1][l] + g4z * V[3][2][l]));
+      numer = numer - gamma * gdx;
+    }
     float denom = (1.0f + gamma) * wg + alpha;
     valid = valid && denom > 0.0f;
     float dl = numer / (denom > 0.0f ? denom : 1.0f);
@@ -131,106 +200,171 @@ for (int l = 0; l < L; ++l) {
     float q = -k * (C / (wg > 0.0f ? wg : 1.0f));
     step = valid ? q : 0.0f;
   }
-  float a0 = step, a1 = step, a2 = step, a3 = step;
-  D[0][0][l] = (g1x * w0) * a0; D[0][1][l] = (g1y * w0) * a0; D[0][2][l] = (g1z * w0) * a0;
-  D[1][0][l] = (g2x * w1) * a1; D[1][1][l] = (g2y * w1) * a1; D[1][2][l] = (g2z * w1) * a1;
-  D[2][0][l] = (g3x * w2) * a2; D[2][1][l] = (g3y * w2) * a2; D[2][2][l] = (g3z * w2) * a2;
-  D[3][0][l] = (g4x * w3) * a3; D[3][1][l] = (g4y * w3) * a3; D[3][2][l] = (g4z * w3) * a3;
+  D[0][0][l] = (g1x * w0) * step; D[0][1][l] = (g1y * w0) * step; D[0][2][l] = (g1z * w0) * step;
+  D[1][0][l] = (g2x * w1) * step; D[1][1][l] = (g2y * w1) * step; D[1][2][l] = (g2z * w1) * step;
+  D[2][0][l] = (g3x * w2) * step; D[2][1][l] = (g3y * w2) * step; D[2][2][l] = (g3z * w2) * step;
+  D[3][0][l] = (g4x * w3) * step; D[3][1][l] = (g4y * w3) * step; D[3][2][l] = (g4z * w3) * step;
   ok[l] = valid;
-}
-for (int l = 0; l < L; ++l) {
-  if (!ok[l]) continue;
-  if (XPBD) LAM[l] = LNEW[l];
-  for (int c = 0; c < 4; ++c)
-    P[Q[c * L + l]] = wp::vec3(X[c][0][l] + D[c][0][l], X[c][1][l] + D[c][1][l],
-                               X[c][2][l] + D[c][2][l]);
 }
 """
 
 
-def _snippet(xpbd: bool) -> str:
-    return (_SNIPPET.replace("__LANES__", str(LANES))
+def _snippet(body: str, corners: int, xpbd: bool) -> str:
+    return ((_GATHER + body + _SCATTER)
+            .replace("__LANES__", str(LANES))
+            .replace("__CORNERS__", str(corners))
             .replace("__XPBD__", "true" if xpbd else "false")
-            .replace("__DEGENERATE__", f"{DEGENERATE_NORMAL_SQ!r}f"))
+            .replace("__DEGENERATE__", f"{DEGENERATE_NORMAL_SQ!r}f")
+            .replace("__MIN_LENGTH__", f"{MIN_LENGTH!r}f"))
 
 
 @functools.cache
 def build_lane_kernels() -> SimpleNamespace:
-    """The float32 lane-group bend kernels ``bend_pbd_lanes`` and ``bend_xpbd_lanes`` (CPU only)."""
+    """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
+    ``distance_xpbd_lanes``, ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
+
+    Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam) of a
+    :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
+    other (colors are contiguous runs of groups, so one launch can cover a whole family in color
+    order), ``fresh`` (1: read the multipliers as 0, the first iteration of a substep) and the
+    stiffness k (PBD) or alpha~, gamma (XPBD).
+    """
     wp.set_module_options({"enable_backward": False}, module=_MODULE)
-    vec3 = wp.vec3
+    vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
+    funcs = {}
+    for name, body, corners in (("distance", _DISTANCE, 2), ("bend", _BEND, 4)):
+        for xpbd in (False, True):
+            def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                       idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                       last: int, fresh: int, k: float, alpha: float, gamma: float):
+                ...
 
-    @wp.func_native(_snippet(False))
-    def pbd_group(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                  quad: wp.array(dtype=wp.int32), w: wp.array(dtype=wp.float32),
-                  rest: wp.array(dtype=wp.float32), lam: wp.array(dtype=wp.float32), g: int,
-                  k: float, alpha: float, gamma: float):
-        ...
+            # Warp names a function by its qualified name: one name per snippet.
+            groups.__name__ = groups.__qualname__ = f"{name}_{'xpbd' if xpbd else 'pbd'}_groups"
+            funcs[name, xpbd] = wp.func_native(_snippet(body, corners, xpbd))(groups)
 
-    @wp.func_native(_snippet(True))
-    def xpbd_group(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                   quad: wp.array(dtype=wp.int32), w: wp.array(dtype=wp.float32),
-                   rest: wp.array(dtype=wp.float32), lam: wp.array(dtype=wp.float32), g: int,
-                   k: float, alpha: float, gamma: float):
-        ...
+    distance_pbd_groups = funcs["distance", False]
+    distance_xpbd_groups = funcs["distance", True]
+    bend_pbd_groups = funcs["bend", False]
+    bend_xpbd_groups = funcs["bend", True]
+
+    @wp.kernel(module=_MODULE)
+    def distance_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                           idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                           rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                           last: int, fresh: int, k: float):
+        """PBD distances of lane groups first .. last - 1."""
+        distance_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
+
+    @wp.kernel(module=_MODULE)
+    def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                            idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                            rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                            last: int, fresh: int, alpha: float, gamma: float):
+        """XPBD distances of lane groups first .. last - 1."""
+        distance_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha,
+                             gamma)
 
     @wp.kernel(module=_MODULE)
     def bend_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                       quad: wp.array(dtype=wp.int32), w: wp.array(dtype=wp.float32),
-                       rest: wp.array(dtype=wp.float32), lam: wp.array(dtype=wp.float32),
-                       first: int, k: float):
-        """PBD bend of lane group ``first + tid`` (8 hinges)."""
-        pbd_group(p, x_prev, quad, w, rest, lam, first + wp.tid(), k, 0.0, 0.0)
+                       idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                       last: int, fresh: int, k: float):
+        """PBD bend of lane groups first .. last - 1."""
+        bend_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
 
     @wp.kernel(module=_MODULE)
     def bend_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                        quad: wp.array(dtype=wp.int32), w: wp.array(dtype=wp.float32),
-                        rest: wp.array(dtype=wp.float32), lam: wp.array(dtype=wp.float32),
-                        first: int, alpha: float, gamma: float):
-        """XPBD bend of lane group ``first + tid`` (8 hinges)."""
-        xpbd_group(p, x_prev, quad, w, rest, lam, first + wp.tid(), 0.0, alpha, gamma)
+                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                        last: int, fresh: int, alpha: float, gamma: float):
+        """XPBD bend of lane groups first .. last - 1."""
+        bend_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha, gamma)
 
-    return SimpleNamespace(module=_MODULE, bend_pbd_lanes=bend_pbd_lanes,
-                           bend_xpbd_lanes=bend_xpbd_lanes)
+    return SimpleNamespace(module=_MODULE, distance_pbd_lanes=distance_pbd_lanes,
+                           distance_xpbd_lanes=distance_xpbd_lanes,
+                           bend_pbd_lanes=bend_pbd_lanes, bend_xpbd_lanes=bend_xpbd_lanes)
 
 
-class LaneHinges:
-    """A bend family's hinges regrouped into lane groups of :data:`LANES`, color by color.
+class LaneGroups:
+    """A colored constraint family regrouped into lane groups of :data:`LANES`, color by color.
+
+    Args:
+        particles: (M, K) int, the K particles of each constraint, in colored order.
+        offsets: (C + 1,) color boundaries.
+        device: the Warp device.
+        **fields: per-constraint float arrays, (M,) or (M, K) (one value per corner).
 
     Attributes (G lane groups):
-        quad: (G * 4 * LANES,) int32, group-major [g][corner][lane]; -1 on padding lanes.
-        w: (G * 4 * LANES,) float32 inverse masses [1/kg], same layout; rest: (G * LANES,) [rad].
-        lam: (G * LANES,) float32 XPBD multipliers [N m s^2].
-        spans: (first group, group count) of each color.
+        idx: (G * K * LANES,) int32, group-major [g][corner][lane]; -1 on padding lanes.
+        one float32 array per field: (G * K * LANES,) [g][corner][lane] or (G * LANES,)
+            [g][lane]; 0 on padding lanes.
+        lam: (G * LANES,) float32 XPBD multipliers.
+        spans: (first group, group count) of each non-empty color; groups: G.
+        slot: (G * LANES,) int64, the constraint (colored order) in each lane, -1 on padding.
     """
 
-    def __init__(self, quads: np.ndarray, rest: np.ndarray, w: np.ndarray,
-                 offsets: np.ndarray, device) -> None:
-        q_parts, w_parts, r_parts = [], [], []
-        self.spans: list[tuple[int, int]] = []
+    def __init__(self, particles: np.ndarray, offsets: np.ndarray, device, **fields) -> None:
+        particles = np.asarray(particles)
+        m = particles.shape[0]
+        slots, self.spans = [], []
         groups = 0
         for a, b in itertools.pairwise(offsets):
             a, b = int(a), int(b)
             if b <= a:
                 continue
             cnt = -(-(b - a) // LANES)
-            pad = cnt * LANES - (b - a)
-            q = np.concatenate([quads[a:b], np.full((pad, 4), -1)]).astype(np.int32)
-            ww = np.concatenate([w[a:b], np.zeros((pad, 4))]).astype(np.float32)
-            rr = np.concatenate([rest[a:b], np.zeros(pad)]).astype(np.float32)
-            q_parts.append(q.reshape(cnt, LANES, 4).transpose(0, 2, 1).reshape(-1))
-            w_parts.append(ww.reshape(cnt, LANES, 4).transpose(0, 2, 1).reshape(-1))
-            r_parts.append(rr)
+            slot = np.full(cnt * LANES, -1, dtype=np.int64)
+            slot[: b - a] = np.arange(a, b)
+            slots.append(slot)
             self.spans.append((groups, cnt))
             groups += cnt
         self.groups = groups
+        slot = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
+        self.slot = slot
+        pad = slot < 0
+        src = np.where(pad, 0, slot)
 
-        def arr(parts, dtype, np_dtype):
-            data = np.concatenate(parts) if parts else np.zeros(0, dtype=np_dtype)
-            return wp.array(np.ascontiguousarray(data, dtype=np_dtype), dtype=dtype,
-                            device=device)
+        def lanes(values: np.ndarray, fill, dtype) -> np.ndarray:
+            values = np.asarray(values)
+            per = 1 if values.ndim == 1 else values.shape[1]
+            v = values.reshape(m, per)[src] if m else np.zeros((slot.size, per))
+            v[pad] = fill
+            return np.ascontiguousarray(
+                v.reshape(groups, LANES, per).transpose(0, 2, 1).reshape(-1), dtype=dtype)
 
-        self.quad = arr(q_parts, wp.int32, np.int32)
-        self.w = arr(w_parts, wp.float32, np.float32)
-        self.rest = arr(r_parts, wp.float32, np.float32)
+        self.idx = wp.array(lanes(particles, -1, np.int32), dtype=wp.int32, device=device)
+        self.fields = {name: wp.array(lanes(values, 0.0, np.float32), dtype=wp.float32,
+                                      device=device) for name, values in fields.items()}
         self.lam = wp.zeros(groups * LANES, dtype=wp.float32, device=device)
+
+    def __getattr__(self, name: str):
+        """A field's lane array by its keyword name (``group.rest``)."""
+        fields = self.__dict__.get("fields", {})
+        if name in fields:
+            return fields[name]
+        raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+
+
+class LaneFamilies(NamedTuple):
+    """A model's three constraint families in lane groups. Distances carry ``frac``
+    (w_i/(w_i+w_j), w_j/(w_i+w_j), for PBD), ``w`` (w_i, w_j [1/kg], XPBD) and ``rest`` [m];
+    the bend carries ``w`` (inverse masses of p1..p4 [1/kg]) and ``rest`` (angle [rad])."""
+
+    stretch: LaneGroups
+    shear: LaneGroups
+    bend: LaneGroups
+
+
+def lane_families(model, device) -> LaneFamilies:
+    """The model's stretch, shear and bend families regrouped into lane groups on ``device``."""
+
+    def distance(fam) -> LaneGroups:
+        return LaneGroups(np.stack([fam.i, fam.j], axis=1), fam.offsets, device,
+                          frac=np.stack([fam.wi_frac, fam.wj_frac], axis=1),
+                          w=np.stack([fam.wi, fam.wj], axis=1), rest=fam.rest)
+
+    b = model.bend
+    return LaneFamilies(distance(model.stretch), distance(model.shear),
+                        LaneGroups(b.quads, b.offsets, device, w=b.w, rest=b.rest_angle))
