@@ -4,18 +4,17 @@ Why: on the CPU Warp runs a kernel's threads one after another, and each thread 
 :func:`~pbdcloth.backends.warp_kernels.build_kernels`' per-constraint kernels is one scalar
 dependency chain that the processor cannot overlap with the next constraint's: a hinge of
 ``bend_pbd`` is ~150 floating-point operations (cross products, a square root, an arctangent,
-five divisions), ~50-70 ns; a distance constraint of ``distance_pbd`` ~15-20 ns, most of it the
-per-thread overhead of Warp's generated code (argument and record copies, one call per thread).
-Here one thread takes a *lane group* of 8 constraints of one color, gathers their corners into
-local arrays, runs the constraint math as one loop over the 8 lanes without branches or library
-calls (so Warp's clang vectorizes it to 8-wide AVX), then scatters the moved corners.
-
+five divisions), ~45-60 ns; a distance constraint of ``distance_pbd`` (a square root and a
+division) ~12 ns. Here the constraints of a family are regrouped into *lane groups* of 8
+constraints of one color; one launch walks the groups in color order, gathers each group's
+corners into 8-wide vectors (clang vector extensions: one AVX register per coordinate of a
+corner), runs the constraint math on whole vectors without branches or library calls, and
+scatters the moved corners.
 Same formulas as the per-constraint kernels:
 
 * distances: ``distance_pbd`` / ``distance_xpbd`` (constraints/distance.py: Müller et al. 2006,
   eq. 10-11; XPBD after Macklin, Müller and Chentanez 2016, eq. 18 and 26), the same operations
-  in the same order (the lanes and the per-constraint kernels agree to float32 rounding; they
-  may differ where the compiler fuses a multiply-add in one and not the other);
+  in the same order: bit-identical to the per-constraint kernels (tests/test_warp.py);
 * bending: ``hinge_angle`` / ``bend_pbd`` / ``bend_xpbd`` (constraints/bend.py: Bridson, Marino
   and Fedkiw 2003 gradient; Müller et al. 2006 eq. 8), with two rounding-level differences:
 
@@ -31,12 +30,15 @@ separate launch that zeroes them.
 A group never straddles two colors (each color is padded to a multiple of 8 lanes, see
 :class:`LaneGroups`); padding lanes carry the particle index -1 and are never stored. The lanes
 of one group share no particle, so the order of the scatter does not matter and results are
-deterministic. Measured on a 2-core AMD EPYC at 100 x 100 particles: bending 4x faster than the
-per-hinge kernels, distances about 3x faster than the per-constraint kernels.
+deterministic. Measured (CPU time, 100 x 100 particles, 2-core AMD EPYC): distances 2.1-2.2x
+and bending 2.5-3x faster than the per-constraint kernels; ~5.5 ns per distance constraint and
+~18-20 ns per hinge.
 
-The kernel bodies are native C++ snippets (``wp.func_native``): Warp's own code generator keeps
-every lane value in memory and does not vectorize. This module is CPU-only; CUDA (and float64)
-run the per-constraint kernels, one constraint per GPU thread.
+The kernel bodies are native C++ snippets (``wp.func_native``, compiled by Warp's clang):
+Warp's own code generator keeps every value in memory and does not vectorize. Lane values are
+never written lane by lane and read back as a vector (that stalls store-to-load forwarding);
+the scatter goes the other way, whole vectors to memory, then scalar loads. This module is
+CPU-only; CUDA (and float64) run the per-constraint kernels, one constraint per GPU thread.
 """
 
 # mypy: ignore-errors
@@ -52,51 +54,79 @@ import warp as wp
 from ..constraints.bend import DEGENERATE_NORMAL_SQ
 from ..constraints.distance import MIN_LENGTH
 
-#: Constraints per lane group (8 float32 lanes = one AVX register).
+#: Constraints per lane group (8 float32 lanes = one AVX register; the gather's vector
+#: initializers are written out for 8).
 LANES = 8
 
 _MODULE = "pbdcloth_warp_cpu_lanes"
 
 # Gather, shared by both families: K corners per constraint. XPBD and K are compile-time
-# constants of the template; DAMP (XPBD constraint damping) is uniform over the launch.
+# constants of the template; DAMP (XPBD constraint damping) is uniform over the launch. All lane
+# values are clang vectors (``lanes_t``, one AVX register): built from scalar loads in
+# registers, never stored lane by lane and read back whole (a store-to-load forwarding stall).
 _GATHER = r"""
+typedef float lanes_t __attribute__((ext_vector_type(__LANES__)));
+typedef int mask_t __attribute__((ext_vector_type(__LANES__)));
 const int L = __LANES__, K = __CORNERS__;
 const bool XPBD = __XPBD__;
 const bool DAMP = XPBD && gamma != 0.0f;
-wp::vec3* P = (wp::vec3*)p.data;
-const wp::vec3* XP = (const wp::vec3*)x_prev.data;
+const lanes_t ZERO = (lanes_t)(0.0f), ONE = (lanes_t)(1.0f);
+float* PF = (float*)p.data;
+const float* XF = (const float*)x_prev.data;
 for (int g = first; g < last; ++g) {
-const int* Q = (const int*)idx.data + g * K * L;      // [K][L] particle indices, -1 = padding
-const float* W = (const float*)w.data + g * K * L;     // [K][L] per-corner weights
-const float* R = (const float*)rest.data + g * L;      // [L] rest values
-float* LAM = (float*)lam.data + g * L;                 // [L] XPBD multipliers
-float X[K][3][L];   // corners
-float V[K][3][L];   // x - x_prev (XPBD damping only)
-float D[K][3][L];   // corner moves
-float LNEW[L];
-int ok[L];
-for (int c = 0; c < K; ++c) {
-  for (int l = 0; l < L; ++l) {
-    int i = Q[c * L + l] < 0 ? 0 : Q[c * L + l];
-    wp::vec3 v = P[i];
-    X[c][0][l] = v[0]; X[c][1][l] = v[1]; X[c][2][l] = v[2];
-    if (DAMP) {
-      wp::vec3 u = XP[i];
-      V[c][0][l] = v[0] - u[0]; V[c][1][l] = v[1] - u[1]; V[c][2][l] = v[2] - u[2];
+  const int* Q = (const int*)idx.data + g * K * L;      // [K][L] particle indices, -1 = padding
+  const float* W = (const float*)w.data + g * K * L;     // [K][L] per-corner weights
+  const float* R = (const float*)rest.data + g * L;      // [L] rest values
+  float* LAM = (float*)lam.data + g * L;                 // [L] XPBD multipliers
+  auto load = [](const float* a) { lanes_t v; __builtin_memcpy(&v, a, sizeof(v)); return v; };
+  mask_t used;
+  __builtin_memcpy(&used, Q, sizeof(used));
+  used = used >= 0;
+  int I[K][L];        // 3 x particle index (padding: particle 0)
+  lanes_t X[K][3];    // corners [m]
+  lanes_t V[K][3];    // x - x_prev (XPBD damping only)
+  lanes_t D[K][3];    // corner moves [m]
+  lanes_t LNEW = ZERO;
+  mask_t ok;
+  #pragma clang loop unroll(full)
+  for (int c = 0; c < K; ++c) {
+    for (int l = 0; l < L; ++l) I[c][l] = 3 * (Q[c * L + l] < 0 ? 0 : Q[c * L + l]);
+    #pragma clang loop unroll(full)
+    for (int d = 0; d < 3; ++d) {
+      const int* i = I[c];
+      X[c][d] = lanes_t{PF[i[0] + d], PF[i[1] + d], PF[i[2] + d], PF[i[3] + d],
+                        PF[i[4] + d], PF[i[5] + d], PF[i[6] + d], PF[i[7] + d]};
+      if (DAMP)
+        V[c][d] = X[c][d] - lanes_t{XF[i[0] + d], XF[i[1] + d], XF[i[2] + d], XF[i[3] + d],
+                                    XF[i[4] + d], XF[i[5] + d], XF[i[6] + d], XF[i[7] + d]};
     }
   }
-}
 """
 
 # Scatter, shared: valid lanes store their multiplier and moved corners.
 _SCATTER = r"""
-for (int l = 0; l < L; ++l) {
-  if (!ok[l]) continue;
-  if (XPBD) LAM[l] = LNEW[l];
+  // Moved corners through memory: whole-vector stores, then scalar loads (cheaper than
+  // extracting lanes from registers one by one).
+  alignas(32) float Y[K][3][L];
+  alignas(32) int OK[L];
+  alignas(32) float LN[L];
+  #pragma clang loop unroll(full)
   for (int c = 0; c < K; ++c)
-    P[Q[c * L + l]] = wp::vec3(X[c][0][l] + D[c][0][l], X[c][1][l] + D[c][1][l],
-                               X[c][2][l] + D[c][2][l]);
-}
+    #pragma clang loop unroll(full)
+    for (int d = 0; d < 3; ++d) {
+      lanes_t y = X[c][d] + D[c][d];
+      __builtin_memcpy(Y[c][d], &y, sizeof(y));
+    }
+  __builtin_memcpy(OK, &ok, sizeof(ok));
+  __builtin_memcpy(LN, &LNEW, sizeof(LNEW));
+  for (int l = 0; l < L; ++l) {
+    if (!OK[l]) continue;
+    if (XPBD) LAM[l] = LN[l];
+    for (int c = 0; c < K; ++c) {
+      float* q = PF + I[c][l];
+      q[0] = Y[c][0][l]; q[1] = Y[c][1][l]; q[2] = Y[c][2][l];
+    }
+  }
 }  // groups
 """
 
@@ -105,107 +135,108 @@ for (int l = 0; l < L; ++l) {
 # dlambda = (d0 - |d| - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1 + gamma)(w_i + w_j) + alpha~),
 # x_i += w_i dlambda n, x_j -= w_j dlambda n. (x_i - d) == x_i + (-d) exactly.
 _DISTANCE = r"""
-for (int l = 0; l < L; ++l) {
-  float dx = X[0][0][l] - X[1][0][l], dy = X[0][1][l] - X[1][1][l], dz = X[0][2][l] - X[1][2][l];
-  float len = __builtin_sqrtf(dx * dx + dy * dy + dz * dz);
-  float safe = len > __MIN_LENGTH__ ? len : __MIN_LENGTH__;
-  float w0 = W[l], w1 = W[L + l];
+  lanes_t dx = X[0][0] - X[1][0], dy = X[0][1] - X[1][1], dz = X[0][2] - X[1][2];
+  lanes_t len = __builtin_elementwise_sqrt(dx * dx + dy * dy + dz * dz);
+  lanes_t safe = len > __MIN_LENGTH__ ? len : (lanes_t)(__MIN_LENGTH__);
+  lanes_t w0 = load(W), w1 = load(W + L);
   if (XPBD) {
-    float nx = dx / safe, ny = dy / safe, nz = dz / safe;
-    float lam_c = fresh ? 0.0f : LAM[l];
-    float numer = R[l] - len - alpha * lam_c;
+    lanes_t nx = dx / safe, ny = dy / safe, nz = dz / safe;
+    lanes_t lam_c = fresh ? ZERO : load(LAM);
+    lanes_t numer = load(R) - len - alpha * lam_c;
     if (DAMP) {
-      numer = numer - gamma * (nx * (V[0][0][l] - V[1][0][l]) + ny * (V[0][1][l] - V[1][1][l])
-                               + nz * (V[0][2][l] - V[1][2][l]));
+      numer = numer - gamma * (nx * (V[0][0] - V[1][0]) + ny * (V[0][1] - V[1][1])
+                               + nz * (V[0][2] - V[1][2]));
     }
-    float denom = (1.0f + gamma) * (w0 + w1) + alpha;
-    float dl = numer * (1.0f / (denom > 0.0f ? denom : 1.0f));
-    dl = denom > 0.0f ? dl : 0.0f;   // both ends pinned and rigid: nothing moves
-    LNEW[l] = lam_c + dl;
+    lanes_t denom = (1.0f + gamma) * (w0 + w1) + alpha;
+    mask_t positive = denom > 0.0f;
+    lanes_t dl = numer * (1.0f / (positive ? denom : ONE));
+    dl = positive ? dl : ZERO;   // both ends pinned and rigid: nothing moves
+    LNEW = lam_c + dl;
     nx = nx * dl; ny = ny * dl; nz = nz * dl;
-    D[0][0][l] = nx * w0; D[0][1][l] = ny * w0; D[0][2][l] = nz * w0;
-    D[1][0][l] = -(nx * w1); D[1][1][l] = -(ny * w1); D[1][2][l] = -(nz * w1);
+    D[0][0] = nx * w0; D[0][1] = ny * w0; D[0][2] = nz * w0;
+    D[1][0] = -(nx * w1); D[1][1] = -(ny * w1); D[1][2] = -(nz * w1);
   } else {
-    float s = (len - R[l]) / safe * k;
+    lanes_t s = (len - load(R)) / safe * k;
     dx = dx * s; dy = dy * s; dz = dz * s;
-    D[0][0][l] = -(dx * w0); D[0][1][l] = -(dy * w0); D[0][2][l] = -(dz * w0);
-    D[1][0][l] = dx * w1; D[1][1][l] = dy * w1; D[1][2][l] = dz * w1;
+    D[0][0] = -(dx * w0); D[0][1] = -(dy * w0); D[0][2] = -(dz * w0);
+    D[1][0] = dx * w1; D[1][1] = dy * w1; D[1][2] = dz * w1;
   }
-  ok[l] = Q[l] >= 0;
-}
+  ok = used;
 """
 
 # Bend: W = inverse masses [1/kg] of (p1, p2, p3, p4); R = rest angle [rad].
 _BEND = r"""
-const float pi = 3.141592653589793f, two_pi = 6.283185307179586f;
-for (int l = 0; l < L; ++l) {
+  const float pi = 3.141592653589793f, two_pi = 6.283185307179586f;
   // e = x2 - x1, a = x3 - x1, b = x4 - x1, n1 = e x a, n2 = b x e
-  float ex = X[1][0][l] - X[0][0][l], ey = X[1][1][l] - X[0][1][l], ez = X[1][2][l] - X[0][2][l];
-  float ax = X[2][0][l] - X[0][0][l], ay = X[2][1][l] - X[0][1][l], az = X[2][2][l] - X[0][2][l];
-  float bx = X[3][0][l] - X[0][0][l], by = X[3][1][l] - X[0][1][l], bz = X[3][2][l] - X[0][2][l];
-  float n1x = ey * az - ez * ay, n1y = ez * ax - ex * az, n1z = ex * ay - ey * ax;
-  float n2x = by * ez - bz * ey, n2y = bz * ex - bx * ez, n2z = bx * ey - by * ex;
-  float n1sq = n1x * n1x + n1y * n1y + n1z * n1z;
-  float n2sq = n2x * n2x + n2y * n2y + n2z * n2z;
-  float elen2 = ex * ex + ey * ey + ez * ez;
-  bool valid = (n1sq < n2sq ? n1sq : n2sq) > __DEGENERATE__ && elen2 > 0.0f
-               && Q[l] >= 0;
-  float elen = __builtin_sqrtf(elen2);
-  float s = -((n1x * bx + n1y * by + n1z * bz) * elen);
-  float c = n1x * n2x + n1y * n2y + n1z * n2z;
+  lanes_t ex = X[1][0] - X[0][0], ey = X[1][1] - X[0][1], ez = X[1][2] - X[0][2];
+  lanes_t ax = X[2][0] - X[0][0], ay = X[2][1] - X[0][1], az = X[2][2] - X[0][2];
+  lanes_t bx = X[3][0] - X[0][0], by = X[3][1] - X[0][1], bz = X[3][2] - X[0][2];
+  lanes_t n1x = ey * az - ez * ay, n1y = ez * ax - ex * az, n1z = ex * ay - ey * ax;
+  lanes_t n2x = by * ez - bz * ey, n2y = bz * ex - bx * ez, n2z = bx * ey - by * ex;
+  lanes_t n1sq = n1x * n1x + n1y * n1y + n1z * n1z;
+  lanes_t n2sq = n2x * n2x + n2y * n2y + n2z * n2z;
+  lanes_t elen2 = ex * ex + ey * ey + ez * ez;
+  mask_t valid = ((n1sq < n2sq ? n1sq : n2sq) > __DEGENERATE__) & (elen2 > 0.0f) & used;
+  lanes_t elen = __builtin_elementwise_sqrt(elen2);
+  lanes_t s = -((n1x * bx + n1y * by + n1z * bz) * elen);
+  lanes_t c = n1x * n2x + n1y * n2y + n1z * n2z;
   // theta = 2 atan(s / r), r = sqrt(s^2 + c^2) + c; r = 0: +-pi by the sign of s (0 for s = 0)
-  float r = __builtin_sqrtf(s * s + c * c) + c;
-  float t = s / (r != 0.0f ? r : 1.0f);
-  float x = __builtin_fabsf(t);
-  bool top = x > 2.414213562373095f, mid = x > 0.41421356237309503f;
-  float xr = top ? -1.0f / (x > 0.0f ? x : 1.0f) : (mid ? (x - 1.0f) / (x + 1.0f) : x);
-  float y0 = top ? 1.5707963267948966f : (mid ? 0.7853981633974483f : 0.0f);
-  float z = xr * xr;
-  float at = y0 + ((((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z
-                    - 3.33329491539e-1f) * z * xr + xr);
+  lanes_t r = __builtin_elementwise_sqrt(s * s + c * c) + c;
+  mask_t folded = r == 0.0f;
+  lanes_t t = s / (folded ? ONE : r);
+  lanes_t x = __builtin_elementwise_abs(t);
+  mask_t top = x > 2.414213562373095f, mid = x > 0.41421356237309503f;
+  lanes_t xr = top ? -1.0f / (x > 0.0f ? x : ONE) : (mid ? (x - 1.0f) / (x + 1.0f) : x);
+  lanes_t y0 = top ? (lanes_t)(1.5707963267948966f)
+                   : (mid ? (lanes_t)(0.7853981633974483f) : ZERO);
+  lanes_t z = xr * xr;
+  lanes_t at = y0 + ((((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z
+                      - 3.33329491539e-1f) * z * xr + xr);
   at = t < 0.0f ? -at : at;
-  float theta = r != 0.0f ? 2.0f * at : (s > 0.0f ? pi : (s < 0.0f ? -pi : 0.0f));
+  lanes_t theta = folded ? (s > 0.0f ? (lanes_t)(pi) : (s < 0.0f ? (lanes_t)(-pi) : ZERO))
+                         : 2.0f * at;
   // gradient: dtheta/dx3 = -|e| n1/|n1|^2, dtheta/dx4 = -|e| n2/|n2|^2, ...
-  float i1 = 1.0f / n1sq, i2 = 1.0f / n2sq, ie = 1.0f / elen;
-  float m1x = n1x * i1, m1y = n1y * i1, m1z = n1z * i1;
-  float m2x = n2x * i2, m2y = n2y * i2, m2z = n2z * i2;
-  float ae = (ax * ex + ay * ey + az * ez) * ie, be = (bx * ex + by * ey + bz * ez) * ie;
-  float g3x = m1x * -elen, g3y = m1y * -elen, g3z = m1z * -elen;
-  float g4x = m2x * -elen, g4y = m2y * -elen, g4z = m2z * -elen;
-  float g2x = m1x * ae + m2x * be, g2y = m1y * ae + m2y * be, g2z = m1z * ae + m2z * be;
-  float g1x = -((g2x + g3x) + g4x), g1y = -((g2y + g3y) + g4y), g1z = -((g2z + g3z) + g4z);
-  float w0 = W[l], w1 = W[L + l], w2 = W[2 * L + l], w3 = W[3 * L + l];
-  float wg = (w0 * (g1x * g1x + g1y * g1y + g1z * g1z) + w1 * (g2x * g2x + g2y * g2y + g2z * g2z))
-           + (w2 * (g3x * g3x + g3y * g3y + g3z * g3z) + w3 * (g4x * g4x + g4y * g4y + g4z * g4z));
-  float C = theta - R[l];
+  lanes_t i1 = 1.0f / n1sq, i2 = 1.0f / n2sq, ie = 1.0f / elen;
+  lanes_t m1x = n1x * i1, m1y = n1y * i1, m1z = n1z * i1;
+  lanes_t m2x = n2x * i2, m2y = n2y * i2, m2z = n2z * i2;
+  lanes_t ae = (ax * ex + ay * ey + az * ez) * ie, be = (bx * ex + by * ey + bz * ez) * ie;
+  lanes_t g3x = m1x * -elen, g3y = m1y * -elen, g3z = m1z * -elen;
+  lanes_t g4x = m2x * -elen, g4y = m2y * -elen, g4z = m2z * -elen;
+  lanes_t g2x = m1x * ae + m2x * be, g2y = m1y * ae + m2y * be, g2z = m1z * ae + m2z * be;
+  lanes_t g1x = -((g2x + g3x) + g4x), g1y = -((g2y + g3y) + g4y), g1z = -((g2z + g3z) + g4z);
+  lanes_t w0 = load(W), w1 = load(W + L), w2 = load(W + 2 * L), w3 = load(W + 3 * L);
+  lanes_t wg = (w0 * (g1x * g1x + g1y * g1y + g1z * g1z) + w1 * (g2x * g2x + g2y * g2y + g2z * g2z))
+             + (w2 * (g3x * g3x + g3y * g3y + g3z * g3z) + w3 * (g4x * g4x + g4y * g4y + g4z * g4z));
+  lanes_t C = theta - load(R);
   C = C > pi ? C - two_pi : (C < -pi ? C + two_pi : C);
-  float step;
+  lanes_t step;
   if (XPBD) {
-    float lam_c = fresh ? 0.0f : LAM[l];
-    float numer = -C - alpha * lam_c;
+    lanes_t lam_c = fresh ? ZERO : load(LAM);
+    lanes_t numer = -C - alpha * lam_c;
     if (DAMP) {
-      float gdx = ((g1x * V[0][0][l] + g1y * V[0][1][l] + g1z * V[0][2][l])
-                 + (g2x * V[1][0][l] + g2y * V[1][1][l] + g2z * V[1][2][l]))
-                + ((g3x * V[2][0][l] + g3y * V[2][1][l] + g3z * V[2][2][l])
-                 + (g4x * V[3][0][l] + g4y * V[3][1][l] + g4z * V[3][2][l]));
+      lanes_t gdx = ((g1x * V[0][0] + g1y * V[0][1] + g1z * V[0][2])
+                   + (g2x * V[1][0] + g2y * V[1][1] + g2z * V[1][2]))
+                  + ((g3x * V[2][0] + g3y * V[2][1] + g3z * V[2][2])
+                   + (g4x * V[3][0] + g4y * V[3][1] + g4z * V[3][2]));
       numer = numer - gamma * gdx;
     }
-    float denom = (1.0f + gamma) * wg + alpha;
-    valid = valid && denom > 0.0f;
-    float dl = numer / (denom > 0.0f ? denom : 1.0f);
-    step = valid ? dl : 0.0f;
-    LNEW[l] = lam_c + step;
+    lanes_t denom = (1.0f + gamma) * wg + alpha;
+    mask_t positive = denom > 0.0f;
+    valid = valid & positive;
+    lanes_t dl = numer / (positive ? denom : ONE);
+    step = valid ? dl : ZERO;
+    LNEW = lam_c + step;
   } else {
-    valid = valid && wg > 0.0f;
-    float q = -k * (C / (wg > 0.0f ? wg : 1.0f));
-    step = valid ? q : 0.0f;
+    mask_t positive = wg > 0.0f;
+    valid = valid & positive;
+    lanes_t q = -k * (C / (positive ? wg : ONE));
+    step = valid ? q : ZERO;
   }
-  D[0][0][l] = (g1x * w0) * step; D[0][1][l] = (g1y * w0) * step; D[0][2][l] = (g1z * w0) * step;
-  D[1][0][l] = (g2x * w1) * step; D[1][1][l] = (g2y * w1) * step; D[1][2][l] = (g2z * w1) * step;
-  D[2][0][l] = (g3x * w2) * step; D[2][1][l] = (g3y * w2) * step; D[2][2][l] = (g3z * w2) * step;
-  D[3][0][l] = (g4x * w3) * step; D[3][1][l] = (g4y * w3) * step; D[3][2][l] = (g4z * w3) * step;
-  ok[l] = valid;
-}
+  D[0][0] = (g1x * w0) * step; D[0][1] = (g1y * w0) * step; D[0][2] = (g1z * w0) * step;
+  D[1][0] = (g2x * w1) * step; D[1][1] = (g2y * w1) * step; D[1][2] = (g2z * w1) * step;
+  D[2][0] = (g3x * w2) * step; D[2][1] = (g3y * w2) * step; D[2][2] = (g3z * w2) * step;
+  D[3][0] = (g4x * w3) * step; D[3][1] = (g4y * w3) * step; D[3][2] = (g4z * w3) * step;
+  ok = valid;
 """
 
 
