@@ -571,6 +571,45 @@ def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: 
     assert max_diff(crossed, scalar) > 1e-4
 
 
+def _sheet_with_and_without_lanes(model: str, bend: bool) -> tuple[Run, Run]:
+    """8 frames of the sheet falling on the moving sphere (contacts, restitution, XPBD
+    constraint damping), on the lane/loop CPU path and on the per-constraint kernels."""
+    settings = ClothSettings(**{**BASE, "bend_stiffness": 0.1 if bend else 0.0}, model=model,
+                             restitution=0.5, constraint_damping=0.01,
+                             bend_compliance=1.0 if bend else 1e9)
+    runs = []
+    for lanes in (True, False):
+        scene = _sheet(settings, "sphere")
+        solver = scene.make_solver()
+        solver.use_backend(WarpBackend(solver.model, device="cpu", use_lanes=lanes))
+        out, stats = [], []
+        for frame in range(1, 9):
+            assert scene.animate is not None
+            scene.animate(solver, frame)
+            stats.append(solver.step(DT))
+            out.append(solver.positions.copy())
+        runs.append(Run(np.array(out), stats, solver))
+    return runs[0], runs[1]
+
+
+#: Without bending, the CPU path (distance lanes, the one-thread predict and update loops) does
+#: the per-constraint kernels' arithmetic in the same order: bit-identical positions and
+#: velocities, with contacts and restitution. (XPBD always projects the bend; at compliance 1e9
+#: its moves are ~1e-15 m, below float32 resolution, on both paths.) Control: with bending on,
+#: the two paths differ (the lanes' atan polynomial), so the comparison does see the lanes.
+@pytest.mark.parametrize("model", ["pbd", "xpbd"])
+def test_cpu_lane_path_is_bit_identical_to_per_constraint_kernels_without_bending(
+    model: str
+) -> None:
+    lanes, scalar = _sheet_with_and_without_lanes(model, bend=False)
+    assert lanes.solver._backend._lanes is not None and scalar.solver._backend._lanes is None
+    assert sum(s.contacts for s in lanes.stats) > 0
+    np.testing.assert_array_equal(lanes.positions, scalar.positions)
+    np.testing.assert_array_equal(lanes.solver.velocities, scalar.solver.velocities)
+    bent_lanes, bent_scalar = _sheet_with_and_without_lanes(model, bend=True)
+    assert max_diff(bent_lanes.final, bent_scalar.final) > 0.0
+
+
 # --- choosing the backend, and what it refuses ---------------------------------------------------
 
 def test_settings_choose_the_warp_backend() -> None:

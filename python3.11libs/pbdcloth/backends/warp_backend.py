@@ -185,9 +185,9 @@ class WarpBackend:
         precision: "float32" (default, fast) or "float64" (to check against numpy).
         use_graph: replay frames as a captured graph where Warp supports it (default); False
             replays recorded launches one by one from Python.
-        use_lanes: on the CPU in float32, project distances and hinges eight at a time
-            (:mod:`.warp_lanes`, default); False runs the per-constraint kernels that CUDA
-            runs.
+        use_lanes: on the CPU in float32, project distances and hinges eight at a time and
+            predict and update all particles in one loop (:mod:`.warp_lanes`, default); False
+            runs the per-constraint and per-particle kernels that CUDA runs.
 
     The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
     """
@@ -340,9 +340,14 @@ class WarpBackend:
 
         for step in range(n_sub):
             a1 = (step + 1) / n_sub
-            launch(k.predict, n, [x, v, m.inv_mass, gravity, wind, use_wind, m.tri_start,
-                                  m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
-                                  self._contact])
+            if self._lane_kernels is not None and not use_wind:
+                launch(self._lane_kernels.predict_loop, 1,
+                       [x, v, m.inv_mass, gravity, s(h), s(decay), p, self._v_pred,
+                        self._contact])
+            else:
+                launch(k.predict, n, [x, v, m.inv_mass, gravity, wind, use_wind, m.tri_start,
+                                      m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
+                                      self._contact])
             launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
             lanes, lk = self._lanes, self._lane_kernels
             if xpbd and lanes is None:
@@ -405,6 +410,10 @@ class WarpBackend:
                     for kernel, dim, inputs in colliders.launches(step, [p, x, m.inv_mass],
                                                                   contact, n):
                         launch(kernel, dim, inputs)
-            launch(k.update, n, [p, self._v_pred, s(h), int(collide), self._contact,
-                                 self._contact_normal, self._surface_velocity,
-                                 s(settings.restitution), s(rest_speed), x, v])
+            update = [p, self._v_pred, s(h), int(collide), self._contact,
+                      self._contact_normal, self._surface_velocity, s(settings.restitution),
+                      s(rest_speed), x, v]
+            if self._lane_kernels is not None:
+                launch(self._lane_kernels.update_loop, 1, update)
+            else:
+                launch(k.update, n, update)
