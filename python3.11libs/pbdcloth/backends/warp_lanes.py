@@ -310,7 +310,8 @@ def build_lane_kernels() -> SimpleNamespace:
     :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
     other (colors are contiguous runs of groups, so one launch can cover a whole family in color
     order), ``fresh`` (1: read the multipliers as 0, the first iteration of a substep) and the
-    stiffness k (PBD) or alpha~, gamma (XPBD).
+    stiffness k (PBD) or alpha~, gamma (XPBD). Also ``predict_loop`` and ``update_loop`` (dim 1,
+    the arguments of warp_kernels' ``predict`` without the wind's, and of ``update``).
     """
     wp.set_module_options({"enable_backward": False}, module=_MODULE)
     vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
