@@ -369,6 +369,30 @@ class SweepGrid:
         return pair_box, pair_pt
 
 
+#: Largest vertex degree for which the neighbour table is built (regular cloth meshes have 6 to 8;
+#: a fan's centre can have many more, and then the sorted edge keys are searched instead).
+RING_TABLE_MAX = 16
+
+
+def _ring_table(directed: NDArray[np.int64], n: int) -> I | None:
+    """Neighbours of each of ``n`` particles from the directed edges ``directed`` (2E, 2),
+    as a (D, n) table padded with -1 (D the largest degree), or None if D > RING_TABLE_MAX.
+
+    Rows follow the stable sort of the edges by their first particle, so the table is the same
+    on every run.
+    """
+    degree = np.bincount(directed[:, 0], minlength=n)
+    d = int(degree.max()) if n else 0
+    if d > RING_TABLE_MAX:
+        return None
+    order = np.argsort(directed[:, 0], kind="stable")
+    src, dst = directed[order, 0], directed[order, 1]
+    slot = np.arange(src.size) - np.repeat(np.cumsum(degree) - degree, degree)
+    table = np.full((max(d, 1), n), -1, dtype=np.intp)
+    table[slot, src] = dst
+    return table
+
+
 def _not_in(keys: NDArray[np.int64], table: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Mask of ``keys`` absent from the sorted ``table``."""
     if table.size == 0:
@@ -473,6 +497,9 @@ class SelfCollision:
         both = np.concatenate([edges, edges[:, ::-1]]).astype(np.int64)
         self._linked: NDArray[np.int64] = np.unique(both[:, 0] * n + both[:, 1])
         """Sorted keys i * N + j of the directed mesh edges (to test 'joined by an edge')."""
+        self._ring: I | None = _ring_table(both, self.particle_count)
+        """Mesh neighbours of each particle, (D, N), padded with -1; None when some particle
+        has more than RING_TABLE_MAX neighbours (then ``_linked`` is searched instead)."""
         self._exclusions: dict[float, _Exclusions] = {}
         self.stats = SelfCollisionStats()
         self._pt: tuple[I, I] | None = None
@@ -564,9 +591,7 @@ class SelfCollision:
         t_idx, v_idx = t_idx[keep], v_idx[keep]
         if EXCLUDE_RING:
             corners = _col(tri, t_idx)
-            keep = self._not_linked(v_idx, corners[0])
-            for k in (1, 2):
-                keep &= self._not_linked(v_idx, corners[k])
+            keep = self._not_linked_any(v_idx, (corners[0], corners[1], corners[2]))
             t_idx, v_idx = t_idx[keep], v_idx[keep]
         p, a, b, c = _col(P, v_idx), _col(a, t_idx), _col(b, t_idx), _col(c, t_idx)
         u, vv, w, _ = closest_point_triangle(p, a, b, c)
@@ -607,9 +632,8 @@ class SelfCollision:
         i, j = i[keep], j[keep]
         if EXCLUDE_RING:
             ei, ej = _col(e, i), _col(e, j)
-            keep = self._not_linked(ei[0], ej[0])
-            for a, b in ((0, 1), (1, 0), (1, 1)):
-                keep &= self._not_linked(ei[a], ej[b])
+            keep = self._not_linked_any(ei[0], (ej[0], ej[1]))
+            keep &= self._not_linked_any(ei[1], (ej[0], ej[1]))
             i, j = i[keep], j[keep]
         p1, p2, q1, q2 = (_col(P, e[k].take(m)) for m in (i, j) for k in (0, 1))
         s, s2 = closest_points_segments(p1, p2, q1, q2)
@@ -627,6 +651,24 @@ class SelfCollision:
     def _not_linked(self, a: I, b: I) -> NDArray[np.bool_]:
         """Mask of particle pairs (a, b) not joined by a mesh edge."""
         return _not_in(a.astype(np.int64) * self.particle_count + b, self._linked)
+
+    def _not_linked_any(self, a: I, others: tuple[I, ...]) -> NDArray[np.bool_]:
+        """Mask of the K columns where particle ``a`` is joined by a mesh edge to none of the
+        particles ``others`` (each (K,)).
+
+        With the neighbour table this is one gather of ``a``'s D neighbours and D compares per
+        other particle (no search); without it, a binary search per pair in ``_linked``.
+        """
+        if self._ring is None:
+            keep = np.ones(a.shape, dtype=bool)
+            for b in others:
+                keep &= self._not_linked(a, b)
+            return keep
+        ring = np.take(self._ring, a, axis=1)  # (D, K)
+        linked = np.zeros(a.shape, dtype=bool)
+        for b in others:
+            linked |= (ring == b).any(axis=0)
+        return ~linked
 
     def exclusions(self, thickness: float) -> _Exclusions:
         """Non-incident pairs closer than ``REST_EXCLUSION * thickness`` at rest (cached)."""
