@@ -67,16 +67,13 @@ in, so no particle receives more than the average of its corrections and each co
 conserves momentum. Corrections are summed with ``np.bincount`` in the fixed order of the
 candidate lists (stable sorts of integer and float keys), so reruns are bit-identical.
 
-Neighbours, never tested: a vertex and a triangle it is a corner of or next to (joined by an
-edge to a corner), two edges that share a vertex or whose ends are joined by an edge, and any
-pair closer than ``REST_EXCLUSION t = pi t / 2`` in the rest shape. The last rule is the physical
-one: the two layers of a fold ``t`` apart lie on a half circle of diameter ``t``, whose arc is
-``pi t / 2`` long, so points closer than that along the cloth can never face each other across a
-fold. The one-ring rule is for speed: on a flat cloth these pairs are always near (within an
-edge length), and testing them made up most of the candidates (5 to 6 times fewer without
-them, measured at 10k particles). They can only touch across a single hinge folded flat, which
-the bending constraints resist and the next ring's pairs stop from folding through; the tests
-check all non-adjacent pairs, these included, and find them apart.
+Neighbours, never tested: a vertex and a triangle it is a corner of, two edges that share a
+vertex, and any pair closer than ``REST_EXCLUSION t = pi t / 2`` in the rest shape. The last rule
+is the physical one: the two layers of a fold ``t`` apart lie on a half circle of diameter ``t``,
+whose arc is ``pi t / 2`` long, so points closer than that along the cloth can never face each
+other across a fold. Pairs merely joined by an edge (a vertex and a triangle next to it) are
+tested when they are farther apart than that at rest: a hinge folded flat under a strong twist
+brings them through each other, and only their contact stops it.
 
 Guarantee. With ``self_clamp <= 1/2`` a substep's prediction moves no pair by more than ``t``
 relative to each other, so a pair at least ``t`` apart at the start of a substep cannot reach
@@ -129,10 +126,6 @@ RESOLVED = 0.01
 
 #: Rounds of the fail-safe that reverts the particles of pairs left on the wrong side.
 REVERT_ROUNDS = 8
-
-#: Never test pairs joined by a mesh edge (a vertex and a triangle with a corner next to it, two
-#: edges with neighbouring ends): see "Neighbours" in the module docstring.
-EXCLUDE_RING = True
 
 #: Verlet-list skin as a multiple of the thickness: candidate lists are built with the query
 #: radius plus this and reused until some particle has moved half of it relative to the rest.
@@ -369,30 +362,6 @@ class SweepGrid:
         return pair_box, pair_pt
 
 
-#: Largest vertex degree for which the neighbour table is built (regular cloth meshes have 6 to 8;
-#: a fan's centre can have many more, and then the sorted edge keys are searched instead).
-RING_TABLE_MAX = 16
-
-
-def _ring_table(directed: NDArray[np.int64], n: int) -> I | None:
-    """Neighbours of each of ``n`` particles from the directed edges ``directed`` (2E, 2),
-    as a (D, n) table padded with -1 (D the largest degree), or None if D > RING_TABLE_MAX.
-
-    Rows follow the stable sort of the edges by their first particle, so the table is the same
-    on every run.
-    """
-    degree = np.bincount(directed[:, 0], minlength=n)
-    d = int(degree.max()) if n else 0
-    if d > RING_TABLE_MAX:
-        return None
-    order = np.argsort(directed[:, 0], kind="stable")
-    src, dst = directed[order, 0], directed[order, 1]
-    slot = np.arange(src.size) - np.repeat(np.cumsum(degree) - degree, degree)
-    table = np.full((max(d, 1), n), -1, dtype=np.intp)
-    table[slot, src] = dst
-    return table
-
-
 def _not_in(keys: NDArray[np.int64], table: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Mask of ``keys`` absent from the sorted ``table``."""
     if table.size == 0:
@@ -493,13 +462,6 @@ class SelfCollision:
         self._free_idx: I = np.flatnonzero(model.inv_mass > 0.0).astype(np.intp)
         self.rest: F = np.ascontiguousarray(model.mesh.positions.T)
         """Rest positions [m], (3, N)."""
-        n = np.int64(self.particle_count)
-        both = np.concatenate([edges, edges[:, ::-1]]).astype(np.int64)
-        self._linked: NDArray[np.int64] = np.unique(both[:, 0] * n + both[:, 1])
-        """Sorted keys i * N + j of the directed mesh edges (to test 'joined by an edge')."""
-        self._ring: I | None = _ring_table(both, self.particle_count)
-        """Mesh neighbours of each particle, (D, N), padded with -1; None when some particle
-        has more than RING_TABLE_MAX neighbours (then ``_linked`` is searched instead)."""
         self._exclusions: dict[float, _Exclusions] = {}
         self.stats = SelfCollisionStats()
         self._pt: tuple[I, I] | None = None
@@ -571,8 +533,8 @@ class SelfCollision:
         """(vertex, triangle) pairs possibly closer than r, neighbours excluded.
 
         Grid query (vertex inside the triangle's box grown by r), then, cheapest first: not a
-        corner, within r of the triangle's bounding sphere, not joined to a corner by an edge,
-        not in the rest-shape exclusions.
+        corner, within r of the triangle's bounding sphere, closest point within r, not in the
+        rest-shape exclusions.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
@@ -589,10 +551,6 @@ class SelfCollision:
         centre, radius = _triangle_spheres(a, b, c)
         keep = _within(_col(P, v_idx), _col(centre, t_idx), radius.take(t_idx) + r)
         t_idx, v_idx = t_idx[keep], v_idx[keep]
-        if EXCLUDE_RING:
-            corners = _col(tri, t_idx)
-            keep = self._not_linked_any(v_idx, (corners[0], corners[1], corners[2]))
-            t_idx, v_idx = t_idx[keep], v_idx[keep]
         p, a, b, c = _col(P, v_idx), _col(a, t_idx), _col(b, t_idx), _col(c, t_idx)
         u, vv, w, _ = closest_point_triangle(p, a, b, c)
         d = p - (u * a + vv * b + w * c)
@@ -611,8 +569,8 @@ class SelfCollision:
 
         Edge midpoints go into the grid; each edge's box is grown by r plus the largest
         half-extent of any edge, so every edge whose own box comes within r has its midpoint
-        inside. Then: exact box test, no shared vertex, bounding spheres within r, no vertex of
-        one joined by an edge to a vertex of the other, not in the rest-shape exclusions.
+        inside. Then: exact box test, no shared vertex, bounding spheres within r, closest points
+        within r, not in the rest-shape exclusions.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
@@ -630,11 +588,6 @@ class SelfCollision:
         reach = np.sqrt(_dot(half, half))
         keep = _within(_col(mid, i), _col(mid, j), reach.take(i) + reach.take(j) + r)
         i, j = i[keep], j[keep]
-        if EXCLUDE_RING:
-            ei, ej = _col(e, i), _col(e, j)
-            keep = self._not_linked_any(ei[0], (ej[0], ej[1]))
-            keep &= self._not_linked_any(ei[1], (ej[0], ej[1]))
-            i, j = i[keep], j[keep]
         p1, p2, q1, q2 = (_col(P, e[k].take(m)) for m in (i, j) for k in (0, 1))
         s, s2 = closest_points_segments(p1, p2, q1, q2)
         d = (p1 + s * (p2 - p1)) - (q1 + s2 * (q2 - q1))
@@ -648,28 +601,6 @@ class SelfCollision:
         return i, j
 
     # --- exclusions ------------------------------------------------------------------------
-    def _not_linked(self, a: I, b: I) -> NDArray[np.bool_]:
-        """Mask of particle pairs (a, b) not joined by a mesh edge."""
-        return _not_in(a.astype(np.int64) * self.particle_count + b, self._linked)
-
-    def _not_linked_any(self, a: I, others: tuple[I, ...]) -> NDArray[np.bool_]:
-        """Mask of the K columns where particle ``a`` is joined by a mesh edge to none of the
-        particles ``others`` (each (K,)).
-
-        With the neighbour table this is one gather of ``a``'s D neighbours and D compares per
-        other particle (no search); without it, a binary search per pair in ``_linked``.
-        """
-        if self._ring is None:
-            keep = np.ones(a.shape, dtype=bool)
-            for b in others:
-                keep &= self._not_linked(a, b)
-            return keep
-        ring = np.take(self._ring, a, axis=1)  # (D, K)
-        linked = np.zeros(a.shape, dtype=bool)
-        for b in others:
-            linked |= (ring == b).any(axis=0)
-        return ~linked
-
     def exclusions(self, thickness: float) -> _Exclusions:
         """Non-incident pairs closer than ``REST_EXCLUSION * thickness`` at rest (cached)."""
         found = self._exclusions.get(thickness)
