@@ -1,71 +1,93 @@
-"""Cloth self-collision: spatial hash grid, point-triangle and edge-edge proximity, no pass-through.
+"""Cloth self-collision: spatial hash grid, point-triangle and edge-edge contacts, no pass-through.
 
-The cloth keeps a distance ``t`` (``self_thickness``) between any vertex and any triangle, and
-between any two edges, that are not neighbours on the mesh. Everything is whole-array numpy work
-on flat candidate lists; there is no loop over particles, pairs or cells.
+The cloth keeps a distance ``t`` (``self_thickness``) between every vertex and every triangle,
+and between every two edges, that are not neighbours on the mesh. All of it is whole-array numpy
+work on flat candidate lists: no loop over particles, pairs or cells.
 
-Substep outline (called from the numpy backend):
+Substep (called from the numpy backend; ``h`` the substep, ``c`` = ``self_clamp`` <= 1/2):
 
-1. ``clamp_velocity`` (predict phase): every particle's speed is limited to ``c t / h``
-   (``c`` = ``self_clamp`` <= 1/2, ``h`` the substep), the Ten Minute Physics recipe (Müller,
-   "Self collisions", tenMinutePhysics 15): no particle's predicted motion exceeds ``c t`` per
-   substep, so no pair of particles closes in by more than ``2 c t <= t``.
-2. ``begin_substep``: broad phase on the predicted positions. Triangle boxes (edge boxes for
-   edge-edge) grown by the query radius ``r = t + 2 c t`` are joined with a uniform grid of points
-   (vertices, edge midpoints): the points are sorted by integer cell key once, every box looks up
-   the cells it overlaps with ``searchsorted``, and the hits are expanded into candidate pairs with
-   ``repeat``/``arange``; an exact box test, the exclusion of neighbours (below) and, for
-   edge-edge, ``i < j`` then trim the list. The grid is rebuilt every substep, not once per frame:
-   a query radius covering a whole frame's motion (``t + 2 n c t`` for ``n`` substeps) would be
-   ``n`` times larger, and the in-layer candidates it returns grow with its square.
-3. ``project`` (last in every solver iteration, after obstacles): the narrow phase on the
-   candidates.
+1. ``clamp_velocity`` (predict): each free particle's velocity *relative to the mean velocity of
+   the free particles* is limited to ``c t / h``. This is Ten Minute Physics' clamp (Müller,
+   "Self collisions", tenMinutePhysics 15), applied to relative motion so that a falling or
+   flying cloth keeps its speed: within a substep's prediction no two particles close in by
+   more than ``2 c t <= t``.
+2. ``begin_substep`` (broad phase, on the predicted positions): candidate pairs are kept in
+   Verlet lists (Verlet 1967, the neighbour lists of molecular dynamics). A list is built with
+   the radius ``r + skin``, ``r = (1 + c) t``, ``skin = SKIN t``, and reused until some particle
+   has moved by more than ``skin / 2`` relative to the mean motion since the build; a pair's
+   separation then cannot have shrunk by more than ``skin``, so every pair closer than ``r``
+   is in the list. A build joins boxes and points with :class:`SweepGrid`: point-triangle takes
+   each triangle's box grown by the radius against the vertices, edge-edge each edge's box
+   against the other edges' boxes (midpoints with their half extents, each pair once). Then,
+   cheapest test first: neighbours removed, bounding spheres within the radius.
+   Why not a hash built once per frame with a radius covering the frame's motion (Ten Minute
+   Physics)? With ``n`` substeps that radius is ``t + 2 n c t``, about ``n`` times ``r``, and the
+   candidates of a flat cloth grow with its square: at 10k particles and 30 substeps, tens of
+   millions of pairs. Verlet lists rebuild as often as the motion requires: once in several
+   frames for a cloth at rest or falling as a whole, every substep or two while it crumples.
+3. ``project`` (narrow phase, last in every solver iteration, after the obstacles): bounding
+   spheres cull the candidates to the pairs within the crossing band (``CROSSING_BAND t``), then
+   up to ``PASSES`` Jacobi passes, each stopping early once no contact is deeper than
+   ``RESOLVED t``:
 
    * point-triangle: closest point ``q = u a + v b + w c`` of the triangle to the vertex ``p``
-     (Ericson 2005, "Real-Time Collision Detection", 5.1.5: Voronoi regions in barycentric form),
-   * edge-edge: closest points ``c1 = p1 + s (p2 - p1)``, ``c2 = q1 + s' (q2 - q1)`` (Ericson 5.1.9),
-     only when both lie inside their edges (0 < s, s' < 1); contacts at an edge's end are
-     vertex contacts and belong to the point-triangle test.
+     (Ericson 2005, "Real-Time Collision Detection", 5.1.5: Voronoi regions in barycentrics);
+   * edge-edge: closest points ``p1 + s (p2 - p1)`` and ``q1 + s' (q2 - q1)`` (Ericson 5.1.9), only
+     when both lie inside their edges; a contact at an edge's end is a vertex contact and the
+     point-triangle test has it.
 
-   A pair's **side** is the side it was on at the start of the substep: ``d0 = p0 - q0`` (the same
-   barycentric/segment parameters evaluated on the start positions). If ``d = p - q`` now points
-   against ``d0``, the pair has crossed and its signed distance is ``-|d|``. Contacts (signed
-   distance < t) are pushed back to ``t`` on their start side with the constraint
-   ``C = n . (p - q) - t >= 0``, ``n`` the unit contact normal, solved as PBD (Müller et al. 2006,
-   eq. 9): ``lambda = -C / W``, ``W = w_p + u^2 w_a + v^2 w_b + w^2 w_c`` (edge-edge:
-   ``(1-s)^2 w_p1 + s^2 w_p2 + (1-s')^2 w_q1 + s'^2 w_q2``), ``dp = w_p lambda n``,
-   ``da = -u w_a lambda n``, ... The corrections are inverse-mass weighted and sum to zero momentum
-   (sum of m_i dx_i = lambda n (1 - u - v - w) = 0) and zero angular momentum (all along n, through
-   the contact line p - q, which is parallel to n).
-   Friction between layers is Coulomb friction in position form (Macklin et al. 2014, "Unified
-   Particle Physics for Real-Time Applications", eq. 24): the relative tangential slip of the two
-   contact points over the substep, ``dx_t``, is removed while ``|dx_t| < mu C`` and reduced by
-   ``mu C`` otherwise; it is distributed with the same weights.
+   **Side.** A pair keeps the side it was on at the start of the substep. For a vertex over a
+   triangle's face it is the sign of the signed volume ``(p - a) . ((b - a) x (c - a))``, for two
+   edges that of ``(p1 - q1) . ((p2 - p1) x (q2 - q1))``, both on the start positions: the
+   separation along the geometric normal, which sliding along the surface cannot change
+   (the sign is corrected when the normal itself turned over). A vertex nearest to a triangle's
+   edge or corner has no side: it may pass round the triangle (round the cloth's border), and if
+   it goes through, it does so through the face of this or the neighbouring triangle. A pair
+   found on the other side has crossed; its signed distance is negative.
 
-Determinism: a vertex usually sits in several contacts. The contacts are solved together (Jacobi)
-and each contact's correction is divided by the largest number of contacts any of its (movable)
-particles takes part in, so the sum a particle receives never exceeds the average of its
-contacts' corrections and each contact still conserves momentum exactly. Corrections are summed
-with ``np.bincount`` in the fixed order of the candidate lists (which come from stable sorts of
-integer keys), so reruns are bit-identical.
+   **Response.** Contacts (signed distance < ``t``) are projected with the constraint
+   ``C = n . (x_A - x_B) - t >= 0``, ``n`` the unit normal on the start side, as PBD (Müller et
+   al. 2006, eq. 9): ``lambda = -C / W`` with ``W = w_p + u^2 w_a + v^2 w_b + w^2 w_c``
+   (edge-edge: ``(1 - s)^2 w_p1 + s^2 w_p2 + (1 - s')^2 w_q1 + s'^2 w_q2``), ``dp = w_p lambda n``,
+   ``da = -u w_a lambda n``, and so on. The corrections are inverse-mass weighted, their linear
+   momentum ``lambda n (1 - u - v - w)`` is zero and so is their angular momentum (they act
+   along n through the contact points, whose difference is parallel to n). Friction between the
+   layers is Coulomb friction in position form (Macklin et al. 2014, "Unified Particle Physics
+   for Real-Time Applications", eq. 24): the tangential slip of the contact points over the
+   substep is removed while it is below ``mu C`` and reduced by ``mu C`` otherwise, with the
+   same weights.
 
-Which pairs are tested: a vertex never against a triangle it is a corner of, an edge never
-against an edge it shares a vertex with, and no pair whose distance in the rest shape is below
-``pi/2 t``: the two layers of a fold lie ``t`` apart on a half circle of diameter ``t``, whose arc is
-``pi t / 2`` long, so points closer than that along the cloth can never face each other across a
-fold. On a mesh whose edges are longer than ``pi/2 t`` (the usual case) that excludes nothing but
-the incident pairs. The excluded pairs are found once per thickness on the rest positions.
+   **Fail-safe.** Pairs still crossed after the passes (the cloth's own constraints can pull
+   harder than the under-relaxed passes push) have their free particles put back where they were
+   at the start of the substep, in a few rounds (:meth:`SelfCollision._revert_crossed`).
 
-Guarantee given (and tested on the fold and twist scenes): with ``self_clamp <= 1/2`` the
-predicted motion of any pair within a substep is at most ``t``, so a pair at least ``t`` apart
-at the start of a substep cannot reach the other side of its partner by the prediction alone,
-and a pair that is closer is tested with its start side, so a crossing made during the substep
-is recognised and undone rather than pushed further through. The broad-phase radius
-``r = t + 2 c t`` covers the contact distance plus the pair's motion. What is not guaranteed: the
-cloth's own constraints also move particles during the solve (by a little, after the first
-substeps), and conflicting contacts are under-relaxed, so separation is enforced to within a
-fraction of ``t`` per iteration, not exactly; a cloth that starts tangled stays tangled (the start
-side is kept); pinned particles move as their targets dictate and are not clamped.
+Determinism: contacts sharing particles are solved together (Jacobi). Each contact's
+correction is divided by the largest number of contacts any of its movable particles takes part
+in, so no particle receives more than the average of its corrections and each contact still
+conserves momentum. Corrections are summed with ``np.bincount`` in the fixed order of the
+candidate lists (stable sorts of integer and float keys), so reruns are bit-identical.
+
+Neighbours, never tested: a vertex and a triangle it is a corner of, two edges that share a
+vertex, and any pair closer than ``REST_EXCLUSION t = pi t / 2`` in the rest shape. The last rule
+is the physical one: the two layers of a fold ``t`` apart lie on a half circle of diameter ``t``,
+whose arc is ``pi t / 2`` long, so points closer than that along the cloth can never face each
+other across a fold. Pairs merely joined by an edge (a vertex and a triangle next to it) are
+tested when they are farther apart than that at rest: a hinge folded flat under a strong twist
+brings them through each other, and only their contact stops it.
+
+Guarantee. With ``self_clamp <= 1/2`` a substep's prediction moves no pair by more than ``t``
+relative to each other, so a pair at least ``t`` apart at the start of a substep cannot reach
+the other side of its partner by the prediction alone; a closer pair is judged by its start
+side, so a crossing within the substep is undone (pushed back, or reverted by the fail-safe)
+rather than pushed on through; the lists hold every pair closer than ``r = (1 + c) t`` (the
+contact distance, plus a prediction's ``2 c t <= (1 + c) t`` for pairs that crossed), and the
+crossing band ``2 t`` covers crossings the constraints make within an iteration. Measured: no
+intersecting triangle pairs and no vertex closer than ``t / 2`` to a non-neighbour triangle at
+any frame end of the fold scene and of the twist scene up to 180 degrees (tests).
+Not guaranteed: a cloth that starts tangled stays tangled (start sides are kept); pinned
+particles follow their targets and are neither clamped nor reverted; when pins force the cloth
+to stretch far (the twist scene past about 250 degrees stretches edges by 60 to 100%), its
+constraints can pull the cloth through itself faster than the contacts resolve.
 """
 
 from __future__ import annotations
@@ -73,6 +95,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -82,6 +105,7 @@ from ..model import ClothModel
 F = NDArray[np.float64]
 I = NDArray[np.intp]
 Quad = tuple[I, I, I, I]
+G = TypeVar("G", bound=np.generic)
 
 #: Pairs closer than this times the thickness in the rest shape are never tested (see above).
 REST_EXCLUSION = 0.5 * math.pi
@@ -93,7 +117,7 @@ EDGE_INTERIOR = 1e-6
 #: A pair is tested for having crossed (its closest points now on the other side than at the
 #: start of the substep) up to this many thicknesses apart: the prediction moves a pair by at
 #: most one thickness, the cloth's own constraints can pull a little further.
-CROSSING_BAND = 2.0
+CROSSING_BAND = 1.5
 
 #: Jacobi passes of the contact projection per solver iteration, at most; passes stop once no
 #: contact is deeper than RESOLVED times the thickness.
@@ -105,13 +129,13 @@ REVERT_ROUNDS = 8
 
 #: Verlet-list skin as a multiple of the thickness: candidate lists are built with the query
 #: radius plus this and reused until some particle has moved half of it relative to the rest.
-SKIN = 1.0
+#: Measured on the fold scene (2,432 particles, 16 frames): 0.25 to 1 cost within 20% of each
+#: other; larger skins rebuild less often but carry longer lists.
+SKIN = 0.5
 
-#: Grid cell size as a multiple of the mean box extent. Measured on the fold scene at 10k
-#: particles: 1.0 to 1.5 give the fewest raw candidates per box for the cost of lookups.
-CELL_SCALE = 2.0
-
-_TINY = 1e-30
+#: Row size of the sweep grid as a multiple of the mean box extent (measured on the fold scene:
+#: 1 to 2 cost the least; the sweep axis itself is exact, so rows can be coarse).
+CELL_SCALE = 1.0
 
 
 # --- geometry ----------------------------------------------------------------------------------
@@ -145,7 +169,7 @@ def _unit(m: F) -> F:
     return m * _safe_div(np.ones_like(length), length)
 
 
-def _col(a: NDArray[np.generic], idx: I) -> NDArray[np.generic]:
+def _col(a: NDArray[G], idx: NDArray[np.integer[Any]]) -> NDArray[G]:
     """Columns ``idx`` of a (k, M) array, shape (k, K) (``take`` is several times faster than
     ``a[:, idx]``)."""
     return np.take(a, idx, axis=1)
@@ -162,8 +186,9 @@ def _safe_div(num: F, den: F) -> F:
     return np.where(ok, num / np.where(ok, den, 1.0), 0.0)
 
 
-def closest_point_triangle(p: F, a: F, b: F, c: F) -> tuple[F, F, F]:
-    """Barycentric coordinates (u, v, w) of the point of triangle abc closest to p.
+def closest_point_triangle(p: F, a: F, b: F, c: F) -> tuple[F, F, F, NDArray[np.bool_]]:
+    """Barycentric coordinates (u, v, w) of the point of triangle abc closest to p, and
+    whether that point lies inside the face (not on an edge or at a corner).
 
     Ericson 2005, "Real-Time Collision Detection", section 5.1.5: the Voronoi region of p (a
     corner, an edge or the face) is found from six dot products. Inputs are (3, K) columns;
@@ -190,8 +215,10 @@ def closest_point_triangle(p: F, a: F, b: F, c: F) -> tuple[F, F, F]:
     den = va + vb + vc
     v = _safe_div(vb, den)
     w = _safe_div(vc, den)
-    e_bc = (va <= 0.0) & (d4 - d3 >= 0.0) & (d5 - d6 >= 0.0)
-    w_bc = _safe_div(d4 - d3, (d4 - d3) + (d5 - d6))
+    d43: F = d4 - d3
+    d56: F = d5 - d6
+    e_bc = (va <= 0.0) & (d43 >= 0.0) & (d56 >= 0.0)
+    w_bc = _safe_div(d43, d43 + d56)
     v = np.where(e_bc, 1.0 - w_bc, v)
     w = np.where(e_bc, w_bc, w)
     e_ac = (vb <= 0.0) & (d2 >= 0.0) & (d6 <= 0.0)
@@ -214,7 +241,8 @@ def closest_point_triangle(p: F, a: F, b: F, c: F) -> tuple[F, F, F]:
     # A degenerate (zero-area) triangle can leave the face formula outside [0, 1]: clamp.
     v = np.clip(v, 0.0, 1.0)
     w = np.clip(w, 0.0, 1.0 - v)
-    return 1.0 - v - w, v, w
+    face = ~(e_bc | e_ac | r_c | e_ab | r_b | r_a) & (den > 0.0)
+    return 1.0 - v - w, v, w, face
 
 
 def closest_points_segments(p1: F, p2: F, q1: F, q2: F) -> tuple[F, F]:
@@ -505,8 +533,8 @@ class SelfCollision:
         """(vertex, triangle) pairs possibly closer than r, neighbours excluded.
 
         Grid query (vertex inside the triangle's box grown by r), then, cheapest first: not a
-        corner, within r of the triangle's bounding sphere, not joined to a corner by an edge,
-        not in the rest-shape exclusions.
+        corner, within r of the triangle's bounding sphere, closest point within r, not in the
+        rest-shape exclusions.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
@@ -523,6 +551,11 @@ class SelfCollision:
         centre, radius = _triangle_spheres(a, b, c)
         keep = _within(_col(P, v_idx), _col(centre, t_idx), radius.take(t_idx) + r)
         t_idx, v_idx = t_idx[keep], v_idx[keep]
+        p, a, b, c = _col(P, v_idx), _col(a, t_idx), _col(b, t_idx), _col(c, t_idx)
+        u, vv, w, _ = closest_point_triangle(p, a, b, c)
+        d = p - (u * a + vv * b + w * c)
+        keep = _dot(d, d) < r * r
+        t_idx, v_idx = t_idx[keep], v_idx[keep]
         if excluded.size:
             keep = _not_in(v_idx.astype(np.int64) * tri.shape[1] + t_idx, excluded)
             t_idx, v_idx = t_idx[keep], v_idx[keep]
@@ -536,8 +569,8 @@ class SelfCollision:
 
         Edge midpoints go into the grid; each edge's box is grown by r plus the largest
         half-extent of any edge, so every edge whose own box comes within r has its midpoint
-        inside. Then: exact box test, no shared vertex, bounding spheres within r, no vertex of
-        one joined by an edge to a vertex of the other, not in the rest-shape exclusions.
+        inside. Then: exact box test, no shared vertex, bounding spheres within r, closest points
+        within r, not in the rest-shape exclusions.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
@@ -554,6 +587,11 @@ class SelfCollision:
         i, j = i[keep], j[keep]
         reach = np.sqrt(_dot(half, half))
         keep = _within(_col(mid, i), _col(mid, j), reach.take(i) + reach.take(j) + r)
+        i, j = i[keep], j[keep]
+        p1, p2, q1, q2 = (_col(P, e[k].take(m)) for m in (i, j) for k in (0, 1))
+        s, s2 = closest_points_segments(p1, p2, q1, q2)
+        d = (p1 + s * (p2 - p1)) - (q1 + s2 * (q2 - q1))
+        keep = _dot(d, d) < r * r
         i, j = i[keep], j[keep]
         if excluded.size:
             keep = _not_in(i.astype(np.int64) * e.shape[1] + j, excluded)
@@ -574,7 +612,7 @@ class SelfCollision:
         none = np.zeros(0, dtype=np.int64)
         v, t = self._point_triangle_candidates(X, r, none)
         tri = _col(self.triangles, t)
-        u, vv, w = closest_point_triangle(_col(X, v), _col(X, tri[0]), _col(X, tri[1]), _col(X, tri[2]))
+        u, vv, w, _ = closest_point_triangle(_col(X, v), _col(X, tri[0]), _col(X, tri[1]), _col(X, tri[2]))
         d = _col(X, v) - (u * _col(X, tri[0]) + vv * _col(X, tri[1]) + w * _col(X, tri[2]))
         close = _dot(d, d) < r * r
         pt_keys = np.unique(v[close].astype(np.int64) * self.triangles.shape[1] + t[close])
@@ -696,14 +734,14 @@ class SelfCollision:
         if v.size == 0:
             return pairs, None
         p, a, b, c = _col(P, v), _col(P, ia), _col(P, ib), _col(P, ic)
-        u, vv, w = closest_point_triangle(p, a, b, c)
+        u, vv, w, face = closest_point_triangle(p, a, b, c)
         diff = p - (u * a + vv * b + w * c)
         dist2 = _dot(diff, diff)
         near = np.flatnonzero(dist2 < band * band)
         v, ia, ib, ic = v.take(near), ia.take(near), ib.take(near), ic.take(near)
         if near.size == 0:
             return (v, ia, ib, ic), None
-        u, vv, w = u.take(near), vv.take(near), w.take(near)
+        u, vv, w, face = u.take(near), vv.take(near), w.take(near), face.take(near)
         a, b, c = _col(a, near), _col(b, near), _col(c, near)
         p0, a0, b0, c0 = _col(X, v), _col(X, ia), _col(X, ib), _col(X, ic)
         diff0 = p0 - (u * a0 + vv * b0 + w * c0)
@@ -713,7 +751,7 @@ class SelfCollision:
         m = _cross(b - a, c - a)
         m0 = _cross(b0 - a0, c0 - a0)
         side0 = _sign(_dot(p0 - a0, m0)) * _sign(_dot(m0, m))
-        side0 = np.where((u > 0.0) & (vv > 0.0) & (w > 0.0), side0, 0.0)
+        side0 = np.where(face, side0, 0.0)
         return (v, ia, ib, ic), _Contacts(
             idx=np.stack([v, ia, ib, ic]), coef=np.stack([np.ones_like(u), -u, -vv, -w]),
             diff=_col(diff, near), dist2=dist2.take(near), diff0=diff0, normal=_unit(m),

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Cost of self-collision against the cloth's own constraint solve, in the fold scene.
+
+Runs the fold scene (``pbdcloth.scenes.fold_scene``) at about 10k particles up to the first
+frame where the cloth lies on itself, then times a window of frames several times, each time
+from the same state in a fresh solver. Within each frame it times, side by side and in the same
+substeps, the constraint solve (stretch, shear and bend colors, tethers) and the phases of the
+self-collision stage (grid build, candidate search, point-triangle, edge-edge). Prints medians
+over the repeats, per substep.
+
+    PYTHONPATH=python3.11libs python scripts/bench_selfcollision.py [--json] [--resolution 129]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
+
+from pbdcloth.backends.numpy_backend import NumpyBackend
+from pbdcloth.scenes import fold_scene
+from pbdcloth.solver import ClothSolver
+
+CONSTRAINT_METHODS = ("_distance_pbd", "_distance_xpbd", "_bend_pbd", "_bend_xpbd", "_tethers")
+
+
+def _timed(backend: NumpyBackend, clock: dict[str, float]) -> None:
+    """Wrap the backend's constraint projections so their time adds up in ``clock``."""
+    for name in CONSTRAINT_METHODS:
+        inner: Callable[..., Any] = getattr(backend, name)
+
+        def wrapper(*args: Any, _inner: Callable[..., Any] = inner, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                clock["constraints"] += time.perf_counter() - start
+
+        setattr(backend, name, wrapper)
+
+
+def _window(scene: Any, x: np.ndarray, v: np.ndarray, frames: int) -> dict[str, float]:
+    """Run ``frames`` frames from state (x, v) in a fresh solver; per-substep averages."""
+    solver: ClothSolver = scene.make_solver()
+    solver.positions = x
+    solver.velocities = v
+    backend = solver._backend
+    assert isinstance(backend, NumpyBackend)
+    clock = {"constraints": 0.0}
+    _timed(backend, clock)
+    sc = backend.self_collision
+    totals: dict[str, float] = {"hash": 0.0, "candidates": 0.0, "point_triangle": 0.0,
+                                "edge_edge": 0.0, "pt_candidates": 0.0, "ee_candidates": 0.0,
+                                "pt_contacts": 0.0, "ee_contacts": 0.0, "rebuilds": 0.0,
+                                "reverted": 0.0, "frame": 0.0}
+    substeps = 0
+    for _ in range(frames):
+        start = time.perf_counter()
+        solver.step(1.0 / scene.fps)
+        totals["frame"] += time.perf_counter() - start
+        st = sc.stats
+        for key in ("hash", "candidates", "point_triangle", "edge_edge"):
+            totals[key] += st.seconds[key]
+        totals["pt_candidates"] += st.point_triangle_candidates
+        totals["ee_candidates"] += st.edge_edge_candidates
+        totals["pt_contacts"] += st.point_triangle_contacts
+        totals["ee_contacts"] += st.edge_edge_contacts
+        totals["rebuilds"] += st.rebuilds
+        totals["reverted"] += st.reverted
+        substeps += st.substeps
+    out = {k: val / substeps for k, val in totals.items()}
+    for key in ("hash", "candidates", "point_triangle", "edge_edge", "frame"):
+        out[key] *= 1000.0  # ms
+    out["constraints"] = 1000.0 * clock["constraints"] / substeps
+    out["self_collision"] = out["hash"] + out["candidates"] + out["point_triangle"] + out[
+        "edge_edge"]
+    out["ratio"] = out["self_collision"] / out["constraints"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--resolution", type=int, default=129,
+                        help="points along the width (129 x 77 = 9,933 particles)")
+    parser.add_argument("--thickness", type=float, default=None,
+                        help="self thickness [m] (default: the scene's, 1 cm)")
+    parser.add_argument("--starts", default="12,40",
+                        help="frames simulated before each timed window, comma separated "
+                        "(default 12: the cloth is crumpling onto itself over the sphere; "
+                        "40: it lies folded on itself)")
+    parser.add_argument("--frames", type=int, default=2, help="frames per timed window")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per window (median)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+
+    scene = fold_scene(resolution=args.resolution)
+    if args.thickness is not None:
+        scene.settings = scene.settings.replace(self_thickness=args.thickness)
+    edge = 1.0 / (args.resolution - 1)
+    starts = sorted(int(k) for k in args.starts.split(","))
+    solver = scene.make_solver()
+    snapshots = {}
+    t0 = time.perf_counter()
+    for frame in range(1, max(starts) + 1):
+        solver.step(1.0 / scene.fps)
+        if frame in starts:
+            snapshots[frame] = (solver.positions.copy(), solver.velocities.copy())
+    warm = time.perf_counter() - t0
+    windows: list[dict[str, Any]] = []
+    for start in starts:
+        x, v = snapshots[start]
+        runs = [_window(scene, x, v, args.frames) for _ in range(args.repeats)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        windows.append({"frames": [start + 1, start + args.frames], "per_substep_median": med,
+                        "ratio_per_run": [r["ratio"] for r in runs]})
+    result = {
+        "scene": "fold", "particles": int(scene.positions.shape[0]),
+        "triangles": int(scene.triangles.shape[0]), "edge_length_m": edge,
+        "self_thickness_m": scene.settings.self_thickness, "substeps": scene.settings.substeps,
+        "iterations": scene.settings.iterations, "repeats": args.repeats,
+        "warmup_seconds": warm, "windows": windows,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"fold scene, {result['particles']} particles, {result['triangles']} triangles, "
+          f"edge {1000 * edge:.1f} mm, self thickness "
+          f"{1000 * scene.settings.self_thickness:.1f} mm, {result['substeps']} substeps x "
+          f"{result['iterations']} iterations; per substep, median of {args.repeats} runs")
+    labels = [
+        ("constraint solve (stretch, shear, bend)", "constraints", "ms"),
+        ("self-collision: grid build (hash)", "hash", "ms"),
+        ("self-collision: candidate search", "candidates", "ms"),
+        ("self-collision: point-triangle", "point_triangle", "ms"),
+        ("self-collision: edge-edge", "edge_edge", "ms"),
+        ("self-collision: total", "self_collision", "ms"),
+        ("whole substep", "frame", "ms"),
+        ("self-collision / constraint solve", "ratio", "x"),
+        ("candidate pairs point-triangle", "pt_candidates", ""),
+        ("candidate pairs edge-edge", "ee_candidates", ""),
+        ("contacts projected point-triangle", "pt_contacts", ""),
+        ("contacts projected edge-edge", "ee_contacts", ""),
+        ("candidate list rebuilds", "rebuilds", ""),
+        ("particles reverted by the fail-safe", "reverted", ""),
+    ]
+    head = "".join(f"{'frames {}-{}'.format(*w['frames']):>16}" for w in windows)
+    print(f"  {'':<42}{head}")
+    for label, key, unit in labels:
+        cells = "".join(f"{w['per_substep_median'][key]:>13.2f} {unit:<2}" for w in windows)
+        print(f"  {label:<42}{cells}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
