@@ -137,6 +137,7 @@ class _Candidates:
         self.inc = wp.zeros(4 * capacity, dtype=wp.int32, device=device)
         self.inc_scan = _Scan(n, device)
         self.act = wp.zeros(capacity, dtype=wp.int32, device=device)
+        self.live = wp.zeros(capacity, dtype=wp.int32, device=device)
         self.corr = wp.zeros(capacity, dtype=v3, device=device)
         self.wc = wp.zeros(capacity, dtype=v4, device=device)
         self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
@@ -330,17 +331,18 @@ class WarpSelfCollision:
         interior = s(ref.EDGE_INTERIOR)
         pt, ee = self.pt, self.ee
         launch(k.project_begin, 1, [self.state, self.deep])
-        for _ in range(ref.PASSES):
+        for pass_ in range(ref.PASSES):
+            first = int(pass_ == 0)
             launch(k.pt_eval, pt.capacity, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
-                                            band2, mu, pt.act, pt.corr, pt.wc, self.deep,
-                                            self.stats])
+                                            band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
+                                            self.deep, self.stats])
             launch(k.contact_count, n, [pt.inc_start, pt.inc, pt.act, pt.wc, self.state,
                                         pt.cnt])
             launch(k.contact_apply, n, [pt.inc_start, pt.inc, pt.idx, pt.act, pt.wc, pt.corr,
                                         pt.cnt, self.state, p])
             launch(k.ee_eval, ee.capacity, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
-                                            band2, mu, interior, ee.act, ee.corr, ee.wc,
-                                            self.deep, self.stats])
+                                            band2, mu, interior, first, ee.live, ee.act,
+                                            ee.corr, ee.wc, self.deep, self.stats])
             launch(k.contact_count, n, [ee.inc_start, ee.inc, ee.act, ee.wc, self.state,
                                         ee.cnt])
             launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
@@ -349,7 +351,7 @@ class WarpSelfCollision:
         for _ in range(ref.REVERT_ROUNDS):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
                 launch(k.mark_crossed, fam.capacity, [p, x, inv_mass, fam.idx, fam.count,
-                                                      edge_pairs, band2, interior, self.state,
-                                                      self.flag, self.reverted])
+                                                      edge_pairs, band2, interior, fam.live,
+                                                      self.state, self.flag, self.reverted])
             launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.stats])
             launch(k.round_end, 1, [self.state])

@@ -614,8 +614,9 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.func(module=module)
     def ee_geometry(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3), q: wp.vec4i,
                     band2: scalar, interior: scalar):
-        """Edge-edge pair q = (p1, p2, q1, q2): as pt_geometry; near only when both closest
-        points are inside their edges."""
+        """Edge-edge pair q = (p1, p2, q1, q2): as pt_geometry, but near = 2 when the pair is
+        within the band and both closest points are inside their edges (a possible contact),
+        1 when it is only within the band."""
         p1 = p[q[0]]
         p2 = p[q[1]]
         q1 = p[q[2]]
@@ -626,8 +627,10 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         coef = vec4(one - s, s, s2 - one, -s2)
         z = vec3(zero, zero, zero)
         hi = one - interior
-        if dist2 >= band2 or s <= interior or s >= hi or s2 <= interior or s2 >= hi:
+        if dist2 >= band2:
             return 0, coef, diff, dist2, z, z, zero
+        if s <= interior or s >= hi or s2 <= interior or s2 >= hi:
+            return 1, coef, diff, dist2, z, z, zero
         x1 = x0[q[0]]
         x2 = x0[q[1]]
         y1 = x0[q[2]]
@@ -636,7 +639,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         m = wp.cross(p2 - p1, q2 - q1)
         m0 = wp.cross(x2 - x1, y2 - y1)
         side0 = sign(wp.dot(x1 - y1, m0)) * sign(wp.dot(m0, m))
-        return 1, coef, diff, dist2, diff0, unit(m), side0
+        return 2, coef, diff, dist2, diff0, unit(m), side0
 
     @wp.func(module=module)
     def contact_normal(diff: vec3, dist2: scalar, normal: vec3, side0: scalar, t: scalar):
@@ -686,14 +689,21 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     def pt_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
                 inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
                 count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
-                band2: scalar, mu: scalar, act: wp.array(dtype=wp.int32),
-                corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar), stats: wp.array(dtype=wp.int32)):
+                band2: scalar, mu: scalar, first: int, live: wp.array(dtype=wp.int32),
+                act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
+                wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                stats: wp.array(dtype=wp.int32)):
+        """One pass over the point-triangle pairs still within the band at the previous pass
+        (all pairs at the first), as the numpy stage's shrinking lists."""
         c = wp.tid()
         if state[ST_DONE] != 0 or c >= count[0]:
             return
+        if first == 0 and live[c] == 0:
+            act[c] = 0
+            return
         q = idx[c]
         near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+        live[c] = near
         if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t, mu,
                    c, act, corr, wc, deep) != 0:
             state[ST_PROJECTED] = 1
@@ -703,15 +713,21 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     def ee_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
                 inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
                 count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
-                band2: scalar, mu: scalar, interior: scalar, act: wp.array(dtype=wp.int32),
+                band2: scalar, mu: scalar, interior: scalar, first: int,
+                live: wp.array(dtype=wp.int32), act: wp.array(dtype=wp.int32),
                 corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
                 deep: wp.array(dtype=scalar), stats: wp.array(dtype=wp.int32)):
+        """As pt_eval for the edge pairs (contacts only where near = 2)."""
         c = wp.tid()
         if state[ST_DONE] != 0 or c >= count[0]:
             return
+        if first == 0 and live[c] == 0:
+            act[c] = 0
+            return
         q = idx[c]
         near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2, interior)
-        if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t, mu,
+        live[c] = wp.min(near, 1)
+        if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0, t, mu,
                    c, act, corr, wc, deep) != 0:
             state[ST_PROJECTED] = 1
             wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
@@ -773,11 +789,15 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     def mark_crossed(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
                      inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
                      count: wp.array(dtype=wp.int32), edge_pairs: int, band2: scalar,
-                     interior: scalar, state: wp.array(dtype=wp.int32),
-                     flag: wp.array(dtype=wp.int32), reverted: wp.array(dtype=wp.int32)):
-        """Fail-safe: flag the free, not yet reverted particles of pairs on the wrong side."""
+                     interior: scalar, live: wp.array(dtype=wp.int32),
+                     state: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32),
+                     reverted: wp.array(dtype=wp.int32)):
+        """Fail-safe: flag the free, not yet reverted particles of pairs (of those within the
+        band at the last pass) on the wrong side."""
         c = wp.tid()
         if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0 or c >= count[0]:
+            return
+        if live[c] == 0:
             return
         q = idx[c]
         near = int(0)
@@ -792,7 +812,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                                                                         interior)
         else:
             near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-        if near == 0 or side0 == zero:
+        if near != 1 + edge_pairs or side0 == zero:
             return
         if wp.dot(normal * side0, diff) >= zero:
             return

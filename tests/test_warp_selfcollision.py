@@ -1,0 +1,259 @@
+"""Self-collision on the Warp backend (CPU device): broad phase against brute force, one
+projection against the numpy stage, and the fold and twist scenes checked with the independent
+triangle-triangle intersection and vertex-triangle distance tests of ``test_selfcollision.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+wp = pytest.importorskip("warp")
+
+from pbdcloth import ClothSettings  # noqa: E402
+from pbdcloth.backends.warp_backend import WarpBackend  # noqa: E402
+from pbdcloth.backends.warp_kernels import build_kernels  # noqa: E402
+from pbdcloth.backends.warp_selfcollision import WarpSelfCollision  # noqa: E402
+from pbdcloth.colliders import selfcollision  # noqa: E402
+from pbdcloth.colliders.selfcollision import SKIN, SelfCollision  # noqa: E402
+from pbdcloth.mesh import ClothMesh  # noqa: E402
+from pbdcloth.model import build_model  # noqa: E402
+from pbdcloth.scenes import fold_scene, twist_scene  # noqa: E402
+from test_selfcollision import (  # noqa: E402
+    _crumpled,
+    intersecting_pairs,
+    min_vertex_triangle_distance,
+    point_triangle_distance,
+    segment_distance,
+)
+
+FOLD_FRAMES = 48
+FOLD_RESOLUTION = 32  # 32 x 19 points, 3.2 cm edges: three times the 1 cm self thickness
+TWIST_FRAMES = 48  # 3.75 degrees per frame: 180 degrees of twist at frame 48
+TWIST_RESOLUTION = 24
+
+
+def _launch(kernel: Any, dim: int, inputs: list[Any]) -> None:
+    if dim > 0:
+        wp.launch(kernel, dim=dim, inputs=inputs, device="cpu")
+
+
+def _stage(pos: np.ndarray, tris: np.ndarray, X: np.ndarray, P: np.ndarray,
+           settings: ClothSettings, precision: str, project: bool) -> tuple[np.ndarray, Any]:
+    """Run the Warp stage once on its own: broad phase on P (velocities zero: no clamp),
+    then, if ``project``, one narrow phase with X as the substep start. Returns (P, stage)."""
+    model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
+    k = build_kernels(precision)
+    sc = WarpSelfCollision(model, k, wp.get_device("cpu"))
+    sc.prepare(settings)
+    sc.begin_frame()
+    dtype = np.float32 if precision == "float32" else np.float64
+    p = wp.array(P.astype(dtype), dtype=k.vec3, device="cpu")
+    x = wp.array(X.astype(dtype), dtype=k.vec3, device="cpu")
+    v = wp.zeros(len(P), dtype=k.vec3, device="cpu")
+    v_pred = wp.zeros(len(P), dtype=k.vec3, device="cpu")
+    inv_mass = wp.array(model.inv_mass.astype(dtype), dtype=k.scalar, device="cpu")
+    sc.issue_predict(_launch, settings, 1e-3, x, v, v_pred, p, inv_mass)
+    while sc.grow_if_needed():  # the buffers overflowed: larger ones, same positions
+        sc.issue_predict(_launch, settings, 1e-3, x, v, v_pred, p, inv_mass)
+    if project:
+        sc.issue_project(_launch, settings, p, x, inv_mass)
+    return p.numpy().astype(np.float64), sc
+
+
+def test_warp_candidates_contain_every_close_non_neighbour_pair() -> None:
+    """Candidates of the device broad phase versus brute force over all pairs (the same
+    neighbour rule as the numpy stage), at the radius (1 + clamp) t + skin = 3 cm."""
+    pos, tris, x = _crumpled()
+    t = 0.015
+    s = ClothSettings(self_collision=True, self_thickness=t, self_clamp=0.5)
+    r = 1.5 * t + SKIN * t
+    _, sc = _stage(pos, tris, x, x, s, "float64", project=False)
+    n = len(x)
+    ring = np.eye(n, dtype=bool)
+    for a, b in ((0, 1), (1, 2), (2, 0)):
+        ring[tris[:, a], tris[:, b]] = ring[tris[:, b], tris[:, a]] = True
+    count = int(sc.pt.count.numpy()[0])
+    assert count == int(sc.pt.need.numpy()[0])
+    q = sc.pt.idx.numpy()[:count]
+    tri_of = {tuple(row): i for i, row in enumerate(tris.tolist())}
+    got = {(int(v), tri_of[(int(a), int(b), int(c))]) for v, a, b, c in q}
+    assert len(got) == count, "a pair was reported twice"
+    vv, tt = np.meshgrid(np.arange(n), np.arange(len(tris)), indexing="ij")
+    vv, tt = vv.ravel(), tt.ravel()
+    keep = ~ring[vv[:, None], tris[tt]].any(axis=1)
+    vv, tt = vv[keep], tt[keep]
+    d = point_triangle_distance(x[vv], x[tris[tt, 0]], x[tris[tt, 1]], x[tris[tt, 2]])
+    close = set(zip(vv[d < r].tolist(), tt[d < r].tolist()))
+    # Exactly the close pairs, but for round-off at the radius (1e-9 m in float64).
+    loose = set(zip(vv[d < r + 1e-9].tolist(), tt[d < r + 1e-9].tolist()))
+    assert len(close) > 50 and close <= got <= loose
+    edges = sc.model.topology.edges
+    count = int(sc.ee.count.numpy()[0])
+    q = sc.ee.idx.numpy()[:count]
+    edge_of = {tuple(row): i for i, row in enumerate(edges.tolist())}
+    got_e = {(edge_of[(int(a), int(b))], edge_of[(int(c), int(e))]) for a, b, c, e in q}
+    assert len(got_e) == count
+    ii, jj = np.triu_indices(len(edges), 1)
+    linked = ring[edges[ii][:, :, None], edges[jj][:, None, :]].any(axis=(1, 2))
+    ii, jj = ii[~linked], jj[~linked]
+    dmin = segment_distance(x[edges[ii, 0]], x[edges[ii, 1]], x[edges[jj, 0]], x[edges[jj, 1]])
+    close_e = set(zip(ii[dmin < r].tolist(), jj[dmin < r].tolist()))
+    loose_e = set(zip(ii[dmin < r + 1e-9].tolist(), jj[dmin < r + 1e-9].tolist()))
+    assert len(close_e) > 50 and close_e <= got_e <= loose_e
+
+
+@pytest.mark.parametrize("passes", [1, 4])
+def test_warp_projection_matches_the_numpy_stage(monkeypatch: Any, passes: int) -> None:
+    """One narrow phase (passes, friction, Jacobi averaging, fail-safe) on a crumpled cloth
+    pressed together, float64 kernels against the numpy stage: the same method, so the same
+    positions to round-off. One pass: 1e-12 m (the sums run in another order). Four passes:
+    a contact solved to exactly the thickness by a pass is or is not a contact in the next
+    by the last bit of its distance, and when it is, it changes the Jacobi divisor of its
+    neighbours' corrections: 1e-5 m (1/1000 of the thickness) allows for that."""
+    monkeypatch.setattr(selfcollision, "PASSES", passes)
+    pos, tris, X = _crumpled()
+    rng = np.random.default_rng(7)
+    P = X + rng.normal(scale=0.004, size=X.shape)  # the substep's motion, a few millimetres
+    t = 0.015
+    s = ClothSettings(self_collision=True, self_thickness=t, self_clamp=0.5, self_friction=0.3)
+    out, sc = _stage(pos, tris, X, P, s, "float64", project=True)
+    model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
+    ref = SelfCollision(model)
+    Pn = np.ascontiguousarray(P.T)
+    ref.begin_substep(Pn, t, 0.5)
+    ref.project(Pn, np.ascontiguousarray(X.T), t, 0.3)
+    moved = np.linalg.norm(Pn.T - P, axis=1)
+    assert np.count_nonzero(moved > 1e-6) > 20  # many contacts were projected
+    st = sc.stats.numpy()
+    assert st[4] > 0 and st[5] > 0  # point-triangle and edge-edge contacts
+    np.testing.assert_allclose(out, Pn.T, atol=1e-12 if passes == 1 else 1e-5, rtol=0)
+
+
+# --- scenes -----------------------------------------------------------------------------------
+
+
+def _warp(scene: Any, **changes: Any) -> Any:
+    scene.settings = scene.settings.replace(backend="warp", device="cpu", **changes)
+    return scene
+
+
+def _run(scene: Any, frames: int) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[Any]]:
+    solver = scene.make_solver()
+    assert isinstance(solver._backend, WarpBackend)
+    out, stats = [], []
+    for frame in range(1, frames + 1):
+        if scene.animate is not None:
+            scene.animate(solver, frame)
+        stats.append(solver.step(1.0 / scene.fps))
+        out.append((solver.positions.copy(), solver.velocities.copy()))
+    return out, stats
+
+
+@pytest.fixture(scope="module")
+def fold_run() -> Any:
+    """The fold scene on the Warp CPU device with self-collision, run once."""
+    scene = _warp(fold_scene(resolution=FOLD_RESOLUTION, frames=FOLD_FRAMES))
+    frames, stats = _run(scene, FOLD_FRAMES)
+    return scene, frames, stats
+
+
+@pytest.mark.slow
+def test_warp_fold_scene_never_intersects_itself(fold_run: Any) -> None:
+    scene, frames, stats = fold_run
+    t = scene.settings.self_thickness
+    nearest = []
+    for k, (x, _) in enumerate(frames, start=1):
+        assert np.isfinite(x).all()
+        pairs = intersecting_pairs(x, scene.triangles)
+        assert len(pairs) == 0, f"frame {k}: triangles {pairs[:5].tolist()} intersect"
+        nearest.append(min_vertex_triangle_distance(x, scene.positions, scene.triangles, t))
+    # Layers do touch (the test is not vacuous) and never come closer than half the thickness.
+    assert sum(s.extra["self_pt_contacts"] for s in stats) > 0
+    assert min(nearest) < 1.5 * t
+    assert min(nearest) >= 0.5 * t, f"closest vertex-triangle pair {min(nearest):.4f} m"
+
+
+@pytest.mark.slow
+def test_warp_fold_scene_without_self_collision_intersects() -> None:
+    scene = _warp(fold_scene(resolution=FOLD_RESOLUTION, frames=FOLD_FRAMES),
+                  self_collision=False)
+    solver = scene.make_solver()
+    for _ in range(FOLD_FRAMES):
+        solver.step(1.0 / scene.fps)
+        if len(intersecting_pairs(solver.positions, scene.triangles)):
+            return
+    pytest.fail("the fold scene never intersected itself with self-collision off")
+
+
+@pytest.mark.slow
+def test_warp_reruns_are_bit_identical(fold_run: Any) -> None:
+    """A second run through the first contacts gives identical arrays (CPU device)."""
+    _, first, stats = fold_run
+    frames = 20
+    assert sum(s.extra["self_pt_contacts"] + s.extra["self_ee_contacts"]
+               for s in stats[:frames]) > 0
+    again, _ = _run(_warp(fold_scene(resolution=FOLD_RESOLUTION, frames=frames)), frames)
+    for (x1, v1), (x2, v2) in zip(first[:frames], again):
+        assert np.array_equal(x1, x2) and np.array_equal(v1, v2)
+
+
+@pytest.mark.slow
+def test_warp_twist_scene_never_intersects_itself_up_to_180_degrees() -> None:
+    scene = _warp(twist_scene(resolution=TWIST_RESOLUTION, frames=TWIST_FRAMES))
+    assert scene.info["degrees_per_frame"] * TWIST_FRAMES == pytest.approx(180.0)
+    t = scene.settings.self_thickness
+    frames, stats = _run(scene, TWIST_FRAMES)
+    nearest = []
+    for k, (x, _) in enumerate(frames, start=1):
+        pairs = intersecting_pairs(x, scene.triangles)
+        assert len(pairs) == 0, f"frame {k}: triangles {pairs[:5].tolist()} intersect"
+        nearest.append(min_vertex_triangle_distance(x, scene.positions, scene.triangles, t))
+    assert sum(s.extra["self_pt_contacts"] for s in stats) > 0
+    assert min(nearest) >= 0.5 * t, f"closest vertex-triangle pair {min(nearest):.4f} m"
+
+
+@pytest.mark.slow
+def test_warp_twist_scene_without_self_collision_intersects_at_180_degrees() -> None:
+    scene = _warp(twist_scene(resolution=TWIST_RESOLUTION, frames=TWIST_FRAMES),
+                  self_collision=False)
+    frames, _ = _run(scene, TWIST_FRAMES)
+    assert len(intersecting_pairs(frames[-1][0], scene.triangles)) > 0
+
+
+def test_overflowing_candidate_buffers_grow_and_rerun_the_frame() -> None:
+    """With buffers of 64 pairs the fold scene's contacts overflow them: the frame is run
+    again with larger ones, and gives what a run that started with large buffers gives."""
+    scene = _warp(fold_scene(resolution=16, frames=1))
+    solver = scene.make_solver()
+    backend = solver._backend
+    for _ in range(40):
+        solver.step(1.0 / scene.fps)
+    x, v = solver.positions.copy(), solver.velocities.copy()
+    sc = backend._selfcol
+    assert sc is not None and sc.pt.capacity >= 64
+    results = []
+    for cap in (64, None):
+        fresh = _warp(fold_scene(resolution=16, frames=1)).make_solver()
+        fresh.positions = x
+        fresh.velocities = v
+        b = fresh._backend
+        b.step(x, v, fresh.settings, 1.0 / scene.fps, np.zeros((0, 3)), np.zeros((0, 3)), [])
+        if cap is not None:  # shrink, then step from the same state
+            import pbdcloth.backends.warp_selfcollision as m
+
+            for name in ("pt", "ee"):
+                fam = getattr(b._selfcol, name)
+                setattr(b._selfcol, name, m._Candidates(fam.queries, b._selfcol.n, cap,
+                                                        b.device, b.k, name == "ee"))
+            b._key = None
+        b._selfcol.force.fill_(1)
+        out = b.step(x, v, fresh.settings, 1.0 / scene.fps, np.zeros((0, 3)),
+                     np.zeros((0, 3)), [])
+        results.append((out, b._selfcol.pt.capacity, b._selfcol.ee.capacity))
+    (small, pt_cap, ee_cap), (big, _, _) = results
+    assert pt_cap > 64 or ee_cap > 64  # grew
+    assert small[2].extra["self_ee_candidates"] > 64
+    np.testing.assert_array_equal(small[0], big[0])
