@@ -252,9 +252,11 @@ class WarpBackend:
         if self._colliders is not None:
             self._colliders.update(colliders)
 
-        self._replay()
         # --- self-collision: rerun the frame when its candidate buffers overflowed ---
         selfcol = self._selfcol if settings.self_collision else None
+        if selfcol is not None:
+            selfcol.begin_frame()
+        self._replay()
         while selfcol is not None and selfcol.grow_if_needed():
             self._record(settings, float(dt), colliders, ckey)
             self._x.assign(np.ascontiguousarray(x, dtype=m.np_scalar))
@@ -277,8 +279,6 @@ class WarpBackend:
 
     def _replay(self) -> None:
         """Run the recorded frame once."""
-        if self._selfcol is not None:
-            self._selfcol.begin_frame()
         if self._graph is not None:
             wp.capture_launch(self._graph)
         else:

@@ -35,11 +35,19 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
 
 Capacity: candidate buffers are allocated for a guess and never overrun (a pair past the end
 is counted, not written). After each frame the host reads the largest count needed; when it
-exceeded the buffers they grow and the frame is run again from its start (so a frame's result
-never depends on the buffer sizes it met... except through that rerun, which rebuilds the
-lists at its first substep).
+exceeded the buffers they grow and the frame is run again from its start, rebuilding the
+lists at its first substep (so a run that grew its buffers differs from one that started
+with large ones by that extra rebuild; both are deterministic).
 
 Determinism: see :mod:`.warp_selfcollision_kernels` (no float sum depends on thread order).
+Two runs on the CPU device are bit-identical (tested); CUDA is untested.
+
+Measured (tests/test_warp_selfcollision.py, CPU device): the broad phase finds exactly the
+non-neighbour pairs within its radius (brute force), one narrow phase agrees with the numpy
+stage to 1e-12 m in float64, the fold scene has no intersecting triangles at any frame end
+and no vertex closer than t / 2 to a non-neighbour triangle. Known defect: the twist scene
+(24 x 24) shows 1 to 3 intersecting triangle pairs from about 160 degrees of twist on (float32;
+at 180 degrees in float64), where the numpy backend shows none up to 180.
 """
 
 from __future__ import annotations
@@ -179,11 +187,11 @@ class WarpSelfCollision:
         dev = device
         tris = model.topology.triangles.astype(np.int32)
         edges = model.topology.edges.astype(np.int32)
-        self.tris = wp.array(tris, dtype=wp.vec3i, device=dev)
-        self.edges = wp.array(edges, dtype=wp.vec2i, device=dev)
+        self.tris: Any = wp.array(tris, dtype=wp.vec3i, device=dev)
+        self.edges: Any = wp.array(edges, dtype=wp.vec2i, device=dev)
         self.n_tris = len(tris)
         self.n_edges = len(edges)
-        self.linked = wp.array(self.host._linked.astype(np.int64), dtype=wp.int64, device=dev)
+        self.linked: Any = wp.array(self.host._linked.astype(np.int64), dtype=wp.int64, device=dev)
         rest = model.mesh.positions
         lengths = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
         self.mean_edge = float(lengths.mean()) if lengths.size else 0.0
@@ -203,6 +211,7 @@ class WarpSelfCollision:
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.touch = wp.zeros(n, dtype=wp.int32, device=dev)
         self.reverted = wp.zeros(n, dtype=wp.int32, device=dev)
         self.stats = wp.zeros(kk.STAT_SIZE, dtype=wp.int32, device=dev)
         self._excl_for: float | None = None
@@ -233,8 +242,9 @@ class WarpSelfCollision:
         self.ee.need.zero_()
 
     def grow_if_needed(self) -> bool:
-        """After a frame: grow the candidate buffers that overflowed (True: rerun the frame,
-        which must be re-recorded, with a forced rebuild)."""
+        """After a frame: grow the candidate buffers that overflowed (True: the frame must be
+        re-recorded and run again from its start; its first substep rebuilds the lists, which
+        the new buffers do not hold)."""
         grew = False
         for name in ("pt", "ee"):
             fam: _Candidates = getattr(self, name)
@@ -245,6 +255,7 @@ class WarpSelfCollision:
                                                 name == "ee"))
                 grew = True
         if grew:
+            self.stats.zero_()
             self.force.fill_(1)
         return grew
 
@@ -335,18 +346,20 @@ class WarpSelfCollision:
             first = int(pass_ == 0)
             launch(k.pt_eval, pt.capacity, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
                                             band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
-                                            self.deep, self.stats])
+                                            self.deep, self.touch, self.stats])
             launch(k.contact_count, n, [pt.inc_start, pt.inc, pt.act, pt.wc, self.state,
-                                        pt.cnt])
+                                        self.touch, pt.cnt])
             launch(k.contact_apply, n, [pt.inc_start, pt.inc, pt.idx, pt.act, pt.wc, pt.corr,
-                                        pt.cnt, self.state, p])
+                                        pt.cnt, self.state, self.touch, p])
+            launch(k.next_phase, 1, [self.state])
             launch(k.ee_eval, ee.capacity, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
                                             band2, mu, interior, first, ee.live, ee.act,
-                                            ee.corr, ee.wc, self.deep, self.stats])
+                                            ee.corr, ee.wc, self.deep, self.touch,
+                                            self.stats])
             launch(k.contact_count, n, [ee.inc_start, ee.inc, ee.act, ee.wc, self.state,
-                                        ee.cnt])
+                                        self.touch, ee.cnt])
             launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
-                                        ee.cnt, self.state, p])
+                                        ee.cnt, self.state, self.touch, p])
             launch(k.pass_end, 1, [self.state, self.deep, s(ref.RESOLVED * t)])
         for _ in range(ref.REVERT_ROUNDS):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):

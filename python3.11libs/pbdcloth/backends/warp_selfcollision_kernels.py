@@ -42,6 +42,8 @@ ST_PROJECTED = 1  # some contact was projected in this iteration (the fail-safe 
 ST_EPOCH = 2  # count of iterations so far (marks of the fail-safe rounds of this one)
 ST_STOP = 3  # the fail-safe rounds of this iteration stopped (no pair left crossed)
 ST_ANY = 4  # some pair was found crossed in this round
+ST_PASS = 5  # count of passes so far (marks the particles of this pass's contacts)
+ST_PASS_ANY = 6  # some contact in this pass (else the per-particle kernels have nothing to do)
 ST_SIZE = 8
 
 
@@ -581,6 +583,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         state[ST_EPOCH] = state[ST_EPOCH] + 1
         state[ST_STOP] = 0
         state[ST_ANY] = 0
+        state[ST_PASS] = state[ST_PASS] + 1
+        state[ST_PASS_ANY] = 0
         deep[0] = zero
 
     @wp.func(module=module)
@@ -658,7 +662,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 diff: vec3, dist2: scalar, diff0: vec3, normal: vec3, side0: scalar,
                 t: scalar, mu: scalar, c: int, act: wp.array(dtype=wp.int32),
                 corr: wp.array(dtype=vec3), wc_out: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar)) -> int:
+                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
+                pass_id: int) -> int:
         """Contact c's correction direction: act[c] = 1 and corr[c] = (push-out minus
         friction) / W, wc_out[c] = w_k coef_k, when the pair is a contact; else act[c] = 0."""
         act[c] = 0
@@ -683,6 +688,9 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         corr[c] = delta / big_w
         wc_out[c] = wc
         wp.atomic_max(deep, 0, depth)
+        for k in range(4):
+            if wc[k] != zero:
+                touch[q[k]] = pass_id
         return 1
 
     @wp.kernel(module=module)
@@ -692,7 +700,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 band2: scalar, mu: scalar, first: int, live: wp.array(dtype=wp.int32),
                 act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
                 wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
-                stats: wp.array(dtype=wp.int32)):
+                touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32)):
         """One pass over the point-triangle pairs still within the band at the previous pass
         (all pairs at the first), as the numpy stage's shrinking lists."""
         c = wp.tid()
@@ -705,8 +713,9 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
         live[c] = near
         if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t, mu,
-                   c, act, corr, wc, deep) != 0:
+                   c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
             state[ST_PROJECTED] = 1
+            state[ST_PASS_ANY] = 1
             wp.atomic_add(stats, STAT_PT_CONTACTS, 1)
 
     @wp.kernel(module=module)
@@ -716,7 +725,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 band2: scalar, mu: scalar, interior: scalar, first: int,
                 live: wp.array(dtype=wp.int32), act: wp.array(dtype=wp.int32),
                 corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar), stats: wp.array(dtype=wp.int32)):
+                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
+                stats: wp.array(dtype=wp.int32)):
         """As pt_eval for the edge pairs (contacts only where near = 2)."""
         c = wp.tid()
         if state[ST_DONE] != 0 or c >= count[0]:
@@ -728,17 +738,22 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2, interior)
         live[c] = wp.min(near, 1)
         if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0, t, mu,
-                   c, act, corr, wc, deep) != 0:
+                   c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
             state[ST_PROJECTED] = 1
+            state[ST_PASS_ANY] = 1
             wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
 
     @wp.kernel(module=module)
     def contact_count(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
                       act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
-                      state: wp.array(dtype=wp.int32), cnt: wp.array(dtype=wp.int32)):
-        """cnt[i] = contacts this pass in which particle i moves."""
+                      state: wp.array(dtype=wp.int32), touch: wp.array(dtype=wp.int32),
+                      cnt: wp.array(dtype=wp.int32)):
+        """cnt[i] = contacts this pass in which particle i moves (0 unless touched)."""
         i = wp.tid()
-        if state[ST_DONE] != 0:
+        if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0:
+            return
+        if touch[i] != state[ST_PASS]:
+            cnt[i] = 0
             return
         n = int(0)
         for e in range(start[i], start[i + 1]):
@@ -752,11 +767,11 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                       idx: wp.array(dtype=wp.vec4i), act: wp.array(dtype=wp.int32),
                       wc: wp.array(dtype=vec4), corr: wp.array(dtype=vec3),
                       cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
-                      p: wp.array(dtype=vec3)):
+                      touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3)):
         """p[i] += sum over its contacts (in list order) of w_i coef_i lambda / (the largest
         contact count among the contact's moving particles)."""
         i = wp.tid()
-        if state[ST_DONE] != 0:
+        if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
             return
         dp = vec3(zero, zero, zero)
         touched = int(0)
@@ -779,11 +794,19 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             p[i] = p[i] + dp
 
     @wp.kernel(module=module)
+    def next_phase(state: wp.array(dtype=wp.int32)):
+        """Between the point-triangle and the edge-edge half of a pass: new touch marks."""
+        state[ST_PASS] = state[ST_PASS] + 1
+        state[ST_PASS_ANY] = 0
+
+    @wp.kernel(module=module)
     def pass_end(state: wp.array(dtype=wp.int32), deep: wp.array(dtype=scalar),
                  resolved: scalar):
         if state[ST_DONE] == 0 and deep[0] <= resolved:
             state[ST_DONE] = 1
         deep[0] = zero
+        state[ST_PASS] = state[ST_PASS] + 1
+        state[ST_PASS_ANY] = 0
 
     @wp.kernel(module=module)
     def mark_crossed(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
