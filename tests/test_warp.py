@@ -475,6 +475,141 @@ def test_two_warp_runs_are_bit_identical_and_replay_modes_agree() -> None:
     np.testing.assert_array_equal(a.positions, c.positions)
 
 
+#: Lane-group kernels (CPU, float32) against the per-constraint kernels that CUDA runs, 24 frames
+#: of the drape (bend stiffness raised to 0.5 so bending matters): measured 1.1e-5 m (PBD) and
+#: 8.3e-6 m (XPBD); the two differ only by float32 rounding in the bend (Cephes' atanf
+#: polynomial, 1-2 units, and wrapping by +-2 pi instead of fmod; the distance lanes are
+#: bit-identical, see below), carried through the contacts. Control: the same drape
+#: with bend stiffness 0.05 ends far beyond the bound, so bending is exercised.
+@pytest.mark.parametrize("model", ["pbd", "xpbd"])
+def test_lane_bend_kernels_agree_with_per_hinge_kernels(model: str) -> None:
+    def run(lanes: bool, stiff: float) -> np.ndarray:
+        settings = ClothSettings(model=model, substeps=10, iterations=2, bend_stiffness=stiff,
+                                 bend_compliance=1.0 if stiff > 0.1 else 100.0, thickness=0.01,
+                                 friction=1.0, damping=2.0)
+        solver = drape_scene(resolution=16, settings=settings).make_solver()
+        backend = WarpBackend(solver.model, device="cpu", use_lanes=lanes)
+        assert (backend._lanes is not None) == lanes
+        solver.use_backend(backend)
+        for _ in range(24):
+            solver.step(DT)
+        return solver.positions.copy()
+
+    lanes, scalar = run(True, 0.5), run(False, 0.5)
+    assert max_diff(lanes, scalar) < PATH_BOUND
+    assert max_diff(run(True, 0.05), lanes) > 20 * PATH_BOUND
+
+
+def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """One projection of a whole distance family (every color) on a jittered 12 x 12 sheet:
+    positions (N, 3) and multipliers (M,) in colored order, by the lane kernels or by the
+    per-constraint kernels. XPBD starts from nonzero multipliers and with constraint damping,
+    so every term of the update is exercised."""
+    from pbdcloth.backends.warp_lanes import LANES, LaneGroups
+
+    pos, tris = grid(12, 12, 1.0, 1.0, plane="xz")
+    solver = ClothSolver(pos, tris, pinned=[0, 11])
+    backend = WarpBackend(solver.model, device="cpu")
+    k, lk, m = backend.k, backend._lane_kernels, backend.m
+    fam = getattr(solver.model, family)
+    rng = np.random.default_rng(7)
+    x = wp.array((pos + rng.normal(scale=0.02, size=pos.shape)).astype(np.float32),
+                 dtype=wp.vec3, device="cpu")
+    p = wp.array(x.numpy() + rng.normal(scale=0.01, size=pos.shape).astype(np.float32),
+                 dtype=wp.vec3, device="cpu")
+    lam0 = rng.normal(scale=1e-3, size=fam.count).astype(np.float32)
+    stiff, alpha, gamma = 0.9, 0.5, 0.3
+    if not use_lanes:
+        cons = getattr(m, f"{family}_{model}")
+        lam = wp.array(lam0, dtype=wp.float32, device="cpu")
+        for off, cnt in getattr(m, f"{family}_colors").spans:
+            if model == "pbd":
+                wp.launch(k.distance_pbd, cnt, [p, cons, off, stiff], device="cpu")
+            else:
+                wp.launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma],
+                          device="cpu")
+        return p.numpy(), lam.numpy()
+    # the control: one "color" in topology order, where neighbouring edges share particles
+    order = np.argsort(fam.source) if ignore_colors else np.arange(fam.count)
+    offsets = np.array([0, fam.count]) if ignore_colors else fam.offsets
+    group = LaneGroups(np.stack([fam.i, fam.j], axis=1)[order], offsets, "cpu",
+                       frac=np.stack([fam.wi_frac, fam.wj_frac], axis=1)[order],
+                       w=np.stack([fam.wi, fam.wj], axis=1)[order], rest=fam.rest[order])
+    assert group.groups == sum(cnt for _, cnt in group.spans)
+    assert group.groups * LANES - fam.count < LANES * len(group.spans)  # padding < 1 group/color
+    used = group.slot >= 0
+    source = order[group.slot[used]]  # the colored index of each used lane
+    lam_lanes = np.zeros(group.slot.size, dtype=np.float32)
+    lam_lanes[used] = lam0[source]
+    group.lam.assign(lam_lanes)
+    if model == "pbd":
+        wp.launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest, group.lam,
+                                             0, group.groups, 0, stiff], device="cpu")
+    else:
+        wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,
+                                              0, group.groups, 0, alpha, gamma], device="cpu")
+    lam = np.array(lam0)
+    lam[source] = group.lam.numpy()[used]
+    return p.numpy(), lam
+
+
+#: Lane-group distance kernels against the per-constraint kernels: the same operations in the
+#: same order, and the constraints of one color share no particle, so projecting them eight at a
+#: time changes nothing: measured bit-identical (positions and multipliers). Control: lane groups
+#: built without the colors (topology order, one "color"), where the eight lanes of a group share
+#: particles and the later store overwrites the earlier move, end centimetres away (measured
+#: 2.6e-2 .. 4.3e-2 m).
+@pytest.mark.parametrize("family", ["stretch", "shear"])
+@pytest.mark.parametrize("model", ["pbd", "xpbd"])
+def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: str) -> None:
+    lanes, lam_lanes = _project_family(family, model, use_lanes=True)
+    scalar, lam_scalar = _project_family(family, model, use_lanes=False)
+    np.testing.assert_array_equal(lanes, scalar)
+    np.testing.assert_array_equal(lam_lanes, lam_scalar)
+    crossed, _ = _project_family(family, model, use_lanes=True, ignore_colors=True)
+    assert max_diff(crossed, scalar) > 1e-4
+
+
+def _sheet_with_and_without_lanes(model: str, bend: bool) -> tuple[Run, Run]:
+    """8 frames of the sheet falling on the moving sphere (contacts, restitution, XPBD
+    constraint damping), on the lane/loop CPU path and on the per-constraint kernels."""
+    settings = ClothSettings(**{**BASE, "bend_stiffness": 0.1 if bend else 0.0}, model=model,
+                             restitution=0.5, constraint_damping=0.01,
+                             bend_compliance=1.0 if bend else 1e9)
+    runs = []
+    for lanes in (True, False):
+        scene = _sheet(settings, "sphere")
+        solver = scene.make_solver()
+        solver.use_backend(WarpBackend(solver.model, device="cpu", use_lanes=lanes))
+        out, stats = [], []
+        for frame in range(1, 9):
+            assert scene.animate is not None
+            scene.animate(solver, frame)
+            stats.append(solver.step(DT))
+            out.append(solver.positions.copy())
+        runs.append(Run(np.array(out), stats, solver))
+    return runs[0], runs[1]
+
+
+#: Without bending, the CPU path (distance lanes, the one-thread predict and update loops) does
+#: the per-constraint kernels' arithmetic in the same order: bit-identical positions and
+#: velocities, with contacts and restitution. (XPBD always projects the bend; at compliance 1e9
+#: its moves are ~1e-15 m, below float32 resolution, on both paths.) Control: with bending on,
+#: the two paths differ (the lanes' atan polynomial), so the comparison does see the lanes.
+@pytest.mark.parametrize("model", ["pbd", "xpbd"])
+def test_cpu_lane_path_is_bit_identical_to_per_constraint_kernels_without_bending(
+    model: str
+) -> None:
+    lanes, scalar = _sheet_with_and_without_lanes(model, bend=False)
+    assert lanes.solver._backend._lanes is not None and scalar.solver._backend._lanes is None
+    assert sum(s.contacts for s in lanes.stats) > 0
+    np.testing.assert_array_equal(lanes.positions, scalar.positions)
+    np.testing.assert_array_equal(lanes.solver.velocities, scalar.solver.velocities)
+    bent_lanes, bent_scalar = _sheet_with_and_without_lanes(model, bend=True)
+    assert max_diff(bent_lanes.final, bent_scalar.final) > 0.0
+
+
 # --- choosing the backend, and what it refuses ---------------------------------------------------
 
 def test_settings_choose_the_warp_backend() -> None:

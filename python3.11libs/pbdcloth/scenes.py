@@ -205,10 +205,13 @@ def fold_scene(resolution: int = 40, settings: ClothSettings | None = None,
     A 1 m wide, 0.6 m tall sheet stands on its lower edge, leaning 3 degrees, 5 cm above a
     0.2 m sphere resting on the ground. It lands on the sphere, buckles and folds over it, its
     upper part coming down onto its lower part. ``resolution`` points along the width (40 gives
-    1,000 particles). Self collision is on; ``settings.replace(self_collision=False)`` shows
+    1,000 particles). Self collision is on, with a self thickness of 1 cm or half the edge
+    length, whichever is smaller (the thickness should stay below the edge length: 129 points,
+    9,933 particles, 7.8 mm edges, get 3.9 mm); ``settings.replace(self_collision=False)`` shows
     the cloth passing through itself.
     """
     width, height, lean, drop, radius = 1.0, 0.6, np.radians(3.0), 0.05, 0.2
+    self_thickness = min(0.01, 0.5 * width / (resolution - 1))
     rows = max(2, int(round(resolution * height / width)))
     pos, tris = grid(resolution, rows, width, height, plane="xy", origin=(-width / 2, 0.0, 0.0))
     up = pos[:, 1] + height  # 0 at the lower edge
@@ -216,7 +219,7 @@ def fold_scene(resolution: int = 40, settings: ClothSettings | None = None,
     pos[:, 2] = np.sin(lean) * up
     s = settings or ClothSettings(
         substeps=30, iterations=2, bend_stiffness=0.0, thickness=0.01, friction=0.3,
-        damping=0.1, self_collision=True, self_thickness=0.01, self_friction=0.2,
+        damping=0.1, self_collision=True, self_thickness=self_thickness, self_friction=0.2,
     )
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, radius, 0.0), radius)]
     return Scene("fold", description=fold_scene.__doc__ or "", positions=pos, triangles=tris,

@@ -42,6 +42,7 @@ from ..settings import ClothSettings, SettingsError
 from .numpy_backend import FrameStats, pbd_stiffness
 from .warp_colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
 from .warp_kernels import build_kernels
+from .warp_lanes import LaneFamilies, build_lane_kernels, lane_families
 
 __all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
@@ -186,6 +187,9 @@ class WarpBackend:
         precision: "float32" (default, fast) or "float64" (to check against numpy).
         use_graph: replay frames as a captured graph where Warp supports it (default); False
             replays recorded launches one by one from Python.
+        use_lanes: on the CPU in float32, project distances and hinges eight at a time and
+            predict and update all particles in one loop (:mod:`.warp_lanes`, default); False
+            runs the per-constraint and per-particle kernels that CUDA runs.
 
     The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
     """
@@ -193,7 +197,8 @@ class WarpBackend:
     name = "warp"
 
     def __init__(self, model: ClothModel, device: str | None = None,
-                 precision: str = "float32", use_graph: bool = True) -> None:
+                 precision: str = "float32", use_graph: bool = True,
+                 use_lanes: bool = True) -> None:
         self.model = model
         self.device = resolve_device(device)
         self.precision = precision
@@ -209,6 +214,11 @@ class WarpBackend:
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
         self._use_graph = use_graph
+        self._lanes: LaneFamilies | None = None
+        self._lane_kernels: Any = None
+        if use_lanes and not self.device.is_cuda and precision == "float32":
+            self._lanes = lane_families(model, dev)
+            self._lane_kernels = build_lane_kernels()
         self._graph: Any = None
         self._launches: list[Any] = []
         self._key: Any = None
@@ -307,6 +317,8 @@ class WarpBackend:
             self._selfcol.prepare(settings)
             wp.load_module(self._selfcol.k.module, device=dev)
         wp.load_module(k.module, device=dev)
+        if self._lane_kernels is not None:
+            wp.load_module(self._lane_kernels.module, device=dev)
         if self._use_graph and _can_capture(dev):
             with wp.ScopedCapture(device=dev) as capture:
                 self._issue_frame(_Recorder(dev, record=False), settings, dt)
@@ -351,36 +363,68 @@ class WarpBackend:
 
         for step in range(n_sub):
             a1 = (step + 1) / n_sub
-            launch(k.predict, n, [x, v, m.inv_mass, gravity, wind, use_wind, m.tri_start,
-                                  m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
-                                  self._contact])
+            if self._lane_kernels is not None and not use_wind:
+                launch(self._lane_kernels.predict_loop, 1,
+                       [x, v, m.inv_mass, gravity, s(h), s(decay), p, self._v_pred,
+                        self._contact])
+            else:
+                launch(k.predict, n, [x, v, m.inv_mass, gravity, wind, use_wind, m.tri_start,
+                                      m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
+                                      self._contact])
             launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
             if selfcol is not None:  # self-collision: velocity clamp, broad phase
                 selfcol.issue_predict(launch, settings, h, x, v, self._v_pred, p, m.inv_mass)
-            if xpbd:
+            lanes, lk = self._lanes, self._lane_kernels
+            if xpbd and lanes is None:
                 for lam in (m.stretch_lam, m.shear_lam, m.bend_lam):
                     launch(k.zero_scalars, lam.shape[0], [lam])
-            for _ in range(it):
+            for iteration in range(it):
+                fresh = int(iteration == 0)  # lane kernels: multipliers start at 0
                 if xpbd:
-                    for cons, lam, colors, compliance in (
+                    for cons, lam, colors, group, compliance in (
                         (m.stretch_xpbd, m.stretch_lam, m.stretch_colors,
-                         settings.stretch_compliance),
-                        (m.shear_xpbd, m.shear_lam, m.shear_colors, settings.shear_compliance),
+                         lanes.stretch if lanes else None, settings.stretch_compliance),
+                        (m.shear_xpbd, m.shear_lam, m.shear_colors, lanes.shear if lanes else None,
+                         settings.shear_compliance),
                     ):
                         alpha, gamma = alpha_gamma(compliance)
+                        if group is not None:
+                            launch(lk.distance_xpbd_lanes, 1,
+                                   [p, x, group.idx, group.w, group.rest, group.lam, 0,
+                                    group.groups, fresh, alpha, gamma])
+                            continue
                         for off, cnt in colors.spans:
                             launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma])
                     alpha, gamma = alpha_gamma(settings.bend_compliance)
-                    for off, cnt in m.bend_colors.spans:
-                        launch(k.bend_xpbd, cnt, [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
+                    if lanes is not None:
+                        bend = lanes.bend
+                        launch(lk.bend_xpbd_lanes, 1,
+                               [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0, bend.groups,
+                                fresh, alpha, gamma])
+                    else:
+                        for off, cnt in m.bend_colors.spans:
+                            launch(k.bend_xpbd, cnt,
+                                   [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
                 else:
-                    for cons, colors, stiff in ((m.stretch_pbd, m.stretch_colors, k_stretch),
-                                                (m.shear_pbd, m.shear_colors, k_shear)):
+                    for cons, colors, group, stiff in (
+                        (m.stretch_pbd, m.stretch_colors, lanes.stretch if lanes else None, k_stretch),
+                        (m.shear_pbd, m.shear_colors, lanes.shear if lanes else None, k_shear),
+                    ):
                         if stiff == 0.0:
+                            continue
+                        if group is not None:
+                            launch(lk.distance_pbd_lanes, 1,
+                                   [p, x, group.idx, group.frac, group.rest, group.lam, 0,
+                                    group.groups, fresh, s(stiff)])
                             continue
                         for off, cnt in colors.spans:
                             launch(k.distance_pbd, cnt, [p, cons, off, s(stiff)])
-                    if k_bend != 0.0:
+                    if k_bend != 0.0 and lanes is not None:
+                        bend = lanes.bend
+                        launch(lk.bend_pbd_lanes, 1,
+                               [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0, bend.groups,
+                                fresh, s(k_bend)])
+                    elif k_bend != 0.0:
                         for off, cnt in m.bend_colors.spans:
                             launch(k.bend_pbd, cnt, [p, m.hinges, off, s(k_bend)])
                 if tethers:
@@ -393,6 +437,10 @@ class WarpBackend:
                         launch(kernel, dim, inputs)
                 if selfcol is not None:  # self-collision: narrow phase, last in the iteration
                     selfcol.issue_project(launch, settings, p, x, m.inv_mass)
-            launch(k.update, n, [p, self._v_pred, s(h), int(collide), self._contact,
-                                 self._contact_normal, self._surface_velocity,
-                                 s(settings.restitution), s(rest_speed), x, v])
+            update = [p, self._v_pred, s(h), int(collide), self._contact,
+                      self._contact_normal, self._surface_velocity, s(settings.restitution),
+                      s(rest_speed), x, v]
+            if self._lane_kernels is not None:
+                launch(self._lane_kernels.update_loop, 1, update)
+            else:
+                launch(k.update, n, update)

@@ -13,10 +13,15 @@ Substep (called from the numpy backend; ``h`` the substep, ``c`` = ``self_clamp`
    more than ``2 c t <= t``.
 2. ``begin_substep`` (broad phase, on the predicted positions): candidate pairs are kept in
    Verlet lists (Verlet 1967, the neighbour lists of molecular dynamics). A list is built with
-   the radius ``r + skin``, ``r = (1 + c) t``, ``skin = SKIN t``, and reused until some particle
-   has moved by more than ``skin / 2`` relative to the mean motion since the build; a pair's
-   separation then cannot have shrunk by more than ``skin``, so every pair closer than ``r``
-   is in the list. A build joins boxes and points with :class:`SweepGrid`: point-triangle takes
+   the radius ``r + skin``, ``r = (1 + c) t``, and reused until some particle has moved by more
+   than ``skin / 2`` relative to the mean motion since the build; a pair's separation then
+   cannot have shrunk by more than ``skin``, so every pair closer than ``r`` is in the list.
+   The skin makes the list radius equal to the rest-shape exclusion radius,
+   ``skin = (pi / 2 - 1 - c) t`` (at least 0.07 t, as c <= 1/2): pairs that are as far apart as
+   at rest are then never listed, so a cloth that is flat (or unstrained) has no candidates at
+   all and only folded or compressed regions have any. (A larger skin would list the ring of
+   mesh neighbours between the exclusion radius and the list radius on every flat patch, which
+   at 10k particles was ~700k pairs, nearly all of the narrow phase's work.) A build joins boxes and points with :class:`SweepGrid`: point-triangle takes
    each triangle's box grown by the radius against the vertices, edge-edge each edge's box
    against the other edges' boxes (midpoints with their half extents, each pair once). Then,
    cheapest test first: neighbours removed, bounding spheres within the radius.
@@ -67,16 +72,13 @@ in, so no particle receives more than the average of its corrections and each co
 conserves momentum. Corrections are summed with ``np.bincount`` in the fixed order of the
 candidate lists (stable sorts of integer and float keys), so reruns are bit-identical.
 
-Neighbours, never tested: a vertex and a triangle it is a corner of or next to (joined by an
-edge to a corner), two edges that share a vertex or whose ends are joined by an edge, and any
-pair closer than ``REST_EXCLUSION t = pi t / 2`` in the rest shape. The last rule is the physical
-one: the two layers of a fold ``t`` apart lie on a half circle of diameter ``t``, whose arc is
-``pi t / 2`` long, so points closer than that along the cloth can never face each other across a
-fold. The one-ring rule is for speed: on a flat cloth these pairs are always near (within an
-edge length), and testing them made up most of the candidates (5 to 6 times fewer without
-them, measured at 10k particles). They can only touch across a single hinge folded flat, which
-the bending constraints resist and the next ring's pairs stop from folding through; the tests
-check all non-adjacent pairs, these included, and find them apart.
+Neighbours, never tested: a vertex and a triangle it is a corner of, two edges that share a
+vertex, and any pair closer than ``REST_EXCLUSION t = pi t / 2`` in the rest shape. The last rule
+is the physical one: the two layers of a fold ``t`` apart lie on a half circle of diameter ``t``,
+whose arc is ``pi t / 2`` long, so points closer than that along the cloth can never face each
+other across a fold. Pairs merely joined by an edge (a vertex and a triangle next to it) are
+tested when they are farther apart than that at rest: a hinge folded flat under a strong twist
+brings them through each other, and only their contact stops it.
 
 Guarantee. With ``self_clamp <= 1/2`` a substep's prediction moves no pair by more than ``t``
 relative to each other, so a pair at least ``t`` apart at the start of a substep cannot reach
@@ -130,15 +132,6 @@ RESOLVED = 0.01
 #: Rounds of the fail-safe that reverts the particles of pairs left on the wrong side.
 REVERT_ROUNDS = 8
 
-#: Never test pairs joined by a mesh edge (a vertex and a triangle with a corner next to it, two
-#: edges with neighbouring ends): see "Neighbours" in the module docstring.
-EXCLUDE_RING = True
-
-#: Verlet-list skin as a multiple of the thickness: candidate lists are built with the query
-#: radius plus this and reused until some particle has moved half of it relative to the rest.
-#: Measured on the fold scene (2,432 particles, 16 frames): 0.25 to 1 cost within 20% of each
-#: other; larger skins rebuild less often but carry longer lists.
-SKIN = 0.5
 
 #: Row size of the sweep grid as a multiple of the mean box extent (measured on the fold scene:
 #: 1 to 2 cost the least; the sweep axis itself is exact, so rows can be coarse).
@@ -469,10 +462,6 @@ class SelfCollision:
         self._free_idx: I = np.flatnonzero(model.inv_mass > 0.0).astype(np.intp)
         self.rest: F = np.ascontiguousarray(model.mesh.positions.T)
         """Rest positions [m], (3, N)."""
-        n = np.int64(self.particle_count)
-        both = np.concatenate([edges, edges[:, ::-1]]).astype(np.int64)
-        self._linked: NDArray[np.int64] = np.unique(both[:, 0] * n + both[:, 1])
-        """Sorted keys i * N + j of the directed mesh edges (to test 'joined by an edge')."""
         self._exclusions: dict[float, _Exclusions] = {}
         self.stats = SelfCollisionStats()
         self._pt: tuple[I, I] | None = None
@@ -517,7 +506,7 @@ class SelfCollision:
         st = self.stats
         st.substeps += 1
         r = thickness * (1.0 + clamp)
-        skin = SKIN * thickness
+        skin = (REST_EXCLUSION - 1.0 - clamp) * thickness
         t0 = time.perf_counter()
         rebuild = (self._pt is None or self._built_with != (thickness, clamp)
                    or self._built_at is None)
@@ -544,8 +533,8 @@ class SelfCollision:
         """(vertex, triangle) pairs possibly closer than r, neighbours excluded.
 
         Grid query (vertex inside the triangle's box grown by r), then, cheapest first: not a
-        corner, within r of the triangle's bounding sphere, not joined to a corner by an edge,
-        not in the rest-shape exclusions.
+        corner, within r of the triangle's bounding sphere, closest point within r, not in the
+        rest-shape exclusions.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
@@ -562,12 +551,6 @@ class SelfCollision:
         centre, radius = _triangle_spheres(a, b, c)
         keep = _within(_col(P, v_idx), _col(centre, t_idx), radius.take(t_idx) + r)
         t_idx, v_idx = t_idx[keep], v_idx[keep]
-        if EXCLUDE_RING:
-            corners = _col(tri, t_idx)
-            keep = self._not_linked(v_idx, corners[0])
-            for k in (1, 2):
-                keep &= self._not_linked(v_idx, corners[k])
-            t_idx, v_idx = t_idx[keep], v_idx[keep]
         p, a, b, c = _col(P, v_idx), _col(a, t_idx), _col(b, t_idx), _col(c, t_idx)
         u, vv, w, _ = closest_point_triangle(p, a, b, c)
         d = p - (u * a + vv * b + w * c)
@@ -586,8 +569,8 @@ class SelfCollision:
 
         Edge midpoints go into the grid; each edge's box is grown by r plus the largest
         half-extent of any edge, so every edge whose own box comes within r has its midpoint
-        inside. Then: exact box test, no shared vertex, bounding spheres within r, no vertex of
-        one joined by an edge to a vertex of the other, not in the rest-shape exclusions.
+        inside. Then: exact box test, no shared vertex, bounding spheres within r, closest points
+        within r, not in the rest-shape exclusions.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
@@ -605,12 +588,6 @@ class SelfCollision:
         reach = np.sqrt(_dot(half, half))
         keep = _within(_col(mid, i), _col(mid, j), reach.take(i) + reach.take(j) + r)
         i, j = i[keep], j[keep]
-        if EXCLUDE_RING:
-            ei, ej = _col(e, i), _col(e, j)
-            keep = self._not_linked(ei[0], ej[0])
-            for a, b in ((0, 1), (1, 0), (1, 1)):
-                keep &= self._not_linked(ei[a], ej[b])
-            i, j = i[keep], j[keep]
         p1, p2, q1, q2 = (_col(P, e[k].take(m)) for m in (i, j) for k in (0, 1))
         s, s2 = closest_points_segments(p1, p2, q1, q2)
         d = (p1 + s * (p2 - p1)) - (q1 + s2 * (q2 - q1))
@@ -624,10 +601,6 @@ class SelfCollision:
         return i, j
 
     # --- exclusions ------------------------------------------------------------------------
-    def _not_linked(self, a: I, b: I) -> NDArray[np.bool_]:
-        """Mask of particle pairs (a, b) not joined by a mesh edge."""
-        return _not_in(a.astype(np.int64) * self.particle_count + b, self._linked)
-
     def exclusions(self, thickness: float) -> _Exclusions:
         """Non-incident pairs closer than ``REST_EXCLUSION * thickness`` at rest (cached)."""
         found = self._exclusions.get(thickness)
