@@ -14,13 +14,15 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
    ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
    rebuild is due, so a frame replays the same launches either way.
-3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``): a hashed uniform grid (cells of about the
-   query radius, a power-of-two bucket table; counting sort of the points into buckets) over
-   the vertices, and one over the edge midpoints. Each triangle (each edge) visits the cells
-   its grown box overlaps and keeps the vertices (the edges ``j > i``) that pass, cheapest test
-   first, the box test, "not incident", "not joined by a mesh edge" (binary search in the
-   sorted keys ``i * N + j``), the exact closest-point distance and "not excluded at rest"
-   (binary search in the numpy stage's sorted rest-exclusion keys). A counting pass, a
+3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (REST_EXCLUSION - 1 - c) t``:
+   the list radius is the rest exclusion radius, as in the numpy stage, so unstrained cloth
+   lists nothing): a hashed uniform grid (cells of about the query radius, a power-of-two
+   bucket table; counting sort of the points into buckets) over the vertices, and one over
+   the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
+   keeps the vertices (the edges ``j > i``) that pass, cheapest test first, the box test,
+   "not incident", the exact closest-point distance and "not excluded at rest" (binary
+   search in the numpy stage's sorted rest-exclusion keys). Pairs merely joined by a mesh
+   edge are tested, as in the numpy stage. A counting pass, a
    fixed-order prefix sum and a filling pass put each query's pairs at its offset, sorted by
    partner: the candidate list's order does not depend on thread order. Each particle then
    gets the list of (candidate, corner) it appears in, sorted.
@@ -43,11 +45,10 @@ Determinism: see :mod:`.warp_selfcollision_kernels` (no float sum depends on thr
 Two runs on the CPU device are bit-identical (tested); CUDA is untested.
 
 Measured (tests/test_warp_selfcollision.py, CPU device): the broad phase finds exactly the
-non-neighbour pairs within its radius (brute force), one narrow phase agrees with the numpy
-stage to 1e-12 m in float64, the fold scene has no intersecting triangles at any frame end
-and no vertex closer than t / 2 to a non-neighbour triangle. Known defect: the twist scene
-(24 x 24) shows 1 to 3 intersecting triangle pairs from about 160 degrees of twist on (float32;
-at 180 degrees in float64), where the numpy backend shows none up to 180.
+non-incident pairs within its radius (brute force) and exactly the numpy stage's lists, one
+narrow pass agrees with the numpy stage to 1e-12 m in float64, the fold scene and the twist
+scene (24 x 24, up to 180 degrees) have no intersecting triangles at any frame end and no
+vertex closer than t / 2 to a non-neighbour triangle.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ BLOCK = 256
 
 #: First guess of candidate pairs per triangle and per edge (grown on demand).
 INITIAL_PER_QUERY = 4
+
+#: Smallest candidate buffer (pairs).
+MIN_CAPACITY = 64
 
 
 def _table_bits(n: int) -> int:
@@ -181,7 +185,7 @@ class WarpSelfCollision:
         self.kb = k
         self.k = kk.build_self_kernels("float32" if k.scalar is wp.float32 else "float64")
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
-        self.host = ref.SelfCollision(model)  # rest exclusions and mesh-edge keys, on the host
+        self.host = ref.SelfCollision(model)  # rest exclusions, on the host
         n = model.particle_count
         self.n = n
         dev = device
@@ -191,7 +195,6 @@ class WarpSelfCollision:
         self.edges: Any = wp.array(edges, dtype=wp.vec2i, device=dev)
         self.n_tris = len(tris)
         self.n_edges = len(edges)
-        self.linked: Any = wp.array(self.host._linked.astype(np.int64), dtype=wp.int64, device=dev)
         rest = model.mesh.positions
         lengths = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
         self.mean_edge = float(lengths.mean()) if lengths.size else 0.0
@@ -217,9 +220,9 @@ class WarpSelfCollision:
         self._excl_for: float | None = None
         self.pt_excluded: Any = None
         self.ee_excluded: Any = None
-        self.pt = _Candidates(self.n_tris, n, max(64, INITIAL_PER_QUERY * self.n_tris), dev,
+        self.pt = _Candidates(self.n_tris, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_tris), dev,
                               k, False)
-        self.ee = _Candidates(self.n_edges, n, max(64, INITIAL_PER_QUERY * self.n_edges), dev,
+        self.ee = _Candidates(self.n_edges, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_edges), dev,
                               k, True)
 
     # --- host side, once per recording or frame -----------------------------------------------
@@ -250,7 +253,7 @@ class WarpSelfCollision:
             fam: _Candidates = getattr(self, name)
             need = int(fam.need.numpy()[0])
             if need > fam.capacity:
-                cap = int(need * 1.5) + 64
+                cap = int(need * 1.5) + MIN_CAPACITY
                 setattr(self, name, _Candidates(fam.queries, self.n, cap, self.device, self.kb,
                                                 name == "ee"))
                 grew = True
@@ -289,7 +292,8 @@ class WarpSelfCollision:
             launch(k.clamp_velocity, n, [v, v_pred, x, p, inv_mass, self.mean,
                                          s(clamp * t / h), s(h), self.stats])
         # Verlet check: displacement since the build, relative to the mean displacement.
-        skin = ref.SKIN * t
+        # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
+        skin = (ref.REST_EXCLUSION - 1.0 - clamp) * t
         launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, BLOCK, self.sum_blocks])
         launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
         launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
@@ -297,7 +301,6 @@ class WarpSelfCollision:
                                      self.rebuild, self.stats, self.maxhalf])
         gate = self.rebuild
         radius = (1.0 + clamp) * t + skin
-        ring = int(ref.EXCLUDE_RING)
         launch(k.copy_positions, n, [p, gate, self.built_at])
         # Point-triangle: vertices in the grid, triangles query.
         cell = max(radius + 0.5 * self.mean_edge, 1e-9)
@@ -306,7 +309,7 @@ class WarpSelfCollision:
         g.issue_build(launch, k, p, inv_cell, gate)
         pt = self.pt
         common = [p, self.tris, s(radius), inv_cell, g.mask, g.cell, g.bucket_start, g.entries,
-                  self.linked, self.pt_excluded, ring]
+                  self.pt_excluded]
         launch(k.pt_query, self.n_tris, [*common, 0, gate, pt.counts, pt.offsets, pt.idx])
         pt.scan.issue(launch, k, pt.counts, pt.offsets, gate)
         launch(k.pt_query, self.n_tris, [*common, 1, gate, pt.counts, pt.offsets, pt.idx])
@@ -321,7 +324,7 @@ class WarpSelfCollision:
         e_inv = s(1.0 / ecell)
         eg.issue_build(launch, k, self.mid, e_inv, gate)
         common = [p, self.edges, s(radius), self.mid, self.half, self.maxhalf, e_inv, eg.mask,
-                  eg.cell, eg.bucket_start, eg.entries, self.linked, self.ee_excluded, ring]
+                  eg.cell, eg.bucket_start, eg.entries, self.ee_excluded]
         launch(k.ee_query, self.n_edges, [*common, 0, gate, ee.counts, ee.offsets, ee.idx,
                                           ee.partner])
         ee.scan.issue(launch, k, ee.counts, ee.offsets, gate)

@@ -76,11 +76,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         return 0
 
     @wp.func(module=module)
-    def linked(keys: wp.array(dtype=wp.int64), n: int, a: int, b: int) -> int:
-        """1 when particles a and b are joined by a mesh edge (keys i * N + j, sorted)."""
-        return contains(keys, wp.int64(a) * wp.int64(n) + wp.int64(b))
-
-    @wp.func(module=module)
     def cell_of(x: vec3, inv_cell: scalar) -> wp.vec3i:
         return wp.vec3i(int(wp.floor(x[0] * inv_cell)), int(wp.floor(x[1] * inv_cell)),
                         int(wp.floor(x[2] * inv_cell)))
@@ -371,8 +366,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     def pt_query(p: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i), radius: scalar,
                  inv_cell: scalar, mask: wp.int64, cell: wp.array(dtype=wp.vec3i),
                  bucket_start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                 linked_keys: wp.array(dtype=wp.int64), excluded: wp.array(dtype=wp.int64),
-                 use_ring: int, fill: int, gate: wp.array(dtype=wp.int32),
+                 excluded: wp.array(dtype=wp.int64), fill: int, gate: wp.array(dtype=wp.int32),
                  counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
                  out: wp.array(dtype=wp.vec4i)):
         """Vertices within ``radius`` of triangle tid, not neighbours: counted (fill = 0) or
@@ -380,7 +374,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         if gate[0] == 0:
             return
         t = wp.tid()
-        n_pts = p.shape[0]
         n_tris = tris.shape[0]
         cap = out.shape[0]
         tri = tris[t]
@@ -412,13 +405,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                             continue
                         if x[0] > hi[0] or x[1] > hi[1] or x[2] > hi[2]:
                             continue
-                        if use_ring != 0:
-                            if linked(linked_keys, n_pts, v, tri[0]) != 0:
-                                continue
-                            if linked(linked_keys, n_pts, v, tri[1]) != 0:
-                                continue
-                            if linked(linked_keys, n_pts, v, tri[2]) != 0:
-                                continue
                         u, vv, w, _face = closest_point_triangle(x, a, b, c)
                         d = x - (a * u + b * vv + c * w)
                         if wp.dot(d, d) >= r2:
@@ -447,8 +433,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                  mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
                  maxhalf: wp.array(dtype=scalar), inv_cell: scalar, mask: wp.int64,
                  cell: wp.array(dtype=wp.vec3i), bucket_start: wp.array(dtype=wp.int32),
-                 entries: wp.array(dtype=wp.int32), linked_keys: wp.array(dtype=wp.int64),
-                 excluded: wp.array(dtype=wp.int64), use_ring: int, fill: int,
+                 entries: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int64),
+                 fill: int,
                  gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
                  offsets: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i),
                  out_edge: wp.array(dtype=wp.int32)):
@@ -458,7 +444,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         if gate[0] == 0:
             return
         i = wp.tid()
-        n_pts = p.shape[0]
         n_edges = edges.shape[0]
         cap = out.shape[0]
         ei = edges[i]
@@ -497,15 +482,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                         ej = edges[j]
                         if ei[0] == ej[0] or ei[0] == ej[1] or ei[1] == ej[0] or ei[1] == ej[1]:
                             continue
-                        if use_ring != 0:
-                            if linked(linked_keys, n_pts, ei[0], ej[0]) != 0:
-                                continue
-                            if linked(linked_keys, n_pts, ei[0], ej[1]) != 0:
-                                continue
-                            if linked(linked_keys, n_pts, ei[1], ej[0]) != 0:
-                                continue
-                            if linked(linked_keys, n_pts, ei[1], ej[1]) != 0:
-                                continue
                         q1 = p[ej[0]]
                         q2 = p[ej[1]]
                         s, s2 = closest_points_segments(p1, p2, q1, q2)
