@@ -20,8 +20,8 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    bucket table; counting sort of the points into buckets) over the vertices, and one over
    the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
    keeps the vertices (the edges ``j > i``) that pass, cheapest test first, the box test,
-   "not incident", the exact closest-point distance and "not excluded at rest" (binary
-   search in the numpy stage's sorted rest-exclusion keys). Pairs merely joined by a mesh
+   "not incident", the exact closest-point distance and "not excluded at rest" (a scan of
+   the query's own short list of the numpy stage's rest-exclusion keys). Pairs merely joined by a mesh
    edge are tested, as in the numpy stage. A counting pass, a
    fixed-order prefix sum and a filling pass put each query's pairs at its offset, sorted by
    partner: the candidate list's order does not depend on thread order. Each particle then
@@ -231,12 +231,27 @@ class WarpSelfCollision:
         t = float(settings.self_thickness)
         if self._excl_for != t:
             excl = self.host.exclusions(t)
-            self.pt_excluded = wp.array(excl.point_triangle.astype(np.int64), dtype=wp.int64,
-                                        device=self.device)
-            self.ee_excluded = wp.array(excl.edge_edge.astype(np.int64), dtype=wp.int64,
-                                        device=self.device)
+            self.pt_excluded = self._per_query(excl.point_triangle, self.n_tris, False)
+            self.ee_excluded = self._per_query(excl.edge_edge, self.n_edges, True)
             self._excl_for = t
         self.force.fill_(1)
+
+    def _per_query(self, keys: np.ndarray, queries: int, query_first: bool
+                   ) -> tuple[Any, Any]:
+        """Rest-exclusion keys ``partner * Q + query`` (point-triangle: vertex * T + triangle)
+        or ``query * Q + partner`` (edge-edge: i * E + j, i < j, queried by i) as per-query
+        lists: (start (Q + 1,), partners (K,)), each query's partners ascending."""
+        keys = np.asarray(keys, dtype=np.int64)
+        if query_first:
+            query, partner = keys // queries, keys % queries
+        else:
+            query, partner = keys % queries, keys // queries
+        order = np.lexsort((partner, query))
+        start = np.zeros(queries + 1, dtype=np.int32)
+        np.cumsum(np.bincount(query, minlength=queries), out=start[1:])
+        dev = self.device
+        return (wp.array(start, dtype=wp.int32, device=dev),
+                wp.array(partner[order].astype(np.int32), dtype=wp.int32, device=dev))
 
     def begin_frame(self) -> None:
         """Zero the frame's counters and the capacity demand."""
@@ -309,7 +324,7 @@ class WarpSelfCollision:
         g.issue_build(launch, k, p, inv_cell, gate)
         pt = self.pt
         common = [p, self.tris, s(radius), inv_cell, g.mask, g.cell, g.bucket_start, g.entries,
-                  self.pt_excluded]
+                  *self.pt_excluded]
         launch(k.pt_query, self.n_tris, [*common, 0, gate, pt.counts, pt.offsets, pt.idx])
         pt.scan.issue(launch, k, pt.counts, pt.offsets, gate)
         launch(k.pt_query, self.n_tris, [*common, 1, gate, pt.counts, pt.offsets, pt.idx])
@@ -324,7 +339,7 @@ class WarpSelfCollision:
         e_inv = s(1.0 / ecell)
         eg.issue_build(launch, k, self.mid, e_inv, gate)
         common = [p, self.edges, s(radius), self.mid, self.half, self.maxhalf, e_inv, eg.mask,
-                  eg.cell, eg.bucket_start, eg.entries, self.ee_excluded]
+                  eg.cell, eg.bucket_start, eg.entries, *self.ee_excluded]
         launch(k.ee_query, self.n_edges, [*common, 0, gate, ee.counts, ee.offsets, ee.idx,
                                           ee.partner])
         ee.scan.issue(launch, k, ee.counts, ee.offsets, gate)

@@ -76,6 +76,16 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         return 0
 
     @wp.func(module=module)
+    def listed(start: wp.array(dtype=wp.int32), partners: wp.array(dtype=wp.int32), q: int,
+               x: int) -> int:
+        """1 when ``x`` is among query q's partners ``partners[start[q] : start[q + 1]]`` (a
+        short list: the rest exclusions of one triangle or edge), else 0."""
+        for k in range(start[q], start[q + 1]):
+            if partners[k] == x:
+                return 1
+        return 0
+
+    @wp.func(module=module)
     def cell_of(x: vec3, inv_cell: scalar) -> wp.vec3i:
         return wp.vec3i(int(wp.floor(x[0] * inv_cell)), int(wp.floor(x[1] * inv_cell)),
                         int(wp.floor(x[2] * inv_cell)))
@@ -366,7 +376,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     def pt_query(p: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i), radius: scalar,
                  inv_cell: scalar, mask: wp.int64, cell: wp.array(dtype=wp.vec3i),
                  bucket_start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                 excluded: wp.array(dtype=wp.int64), fill: int, gate: wp.array(dtype=wp.int32),
+                 excl_start: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int32),
+                 fill: int, gate: wp.array(dtype=wp.int32),
                  counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
                  out: wp.array(dtype=wp.vec4i)):
         """Vertices within ``radius`` of triangle tid, not neighbours: counted (fill = 0) or
@@ -409,7 +420,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                         d = x - (a * u + b * vv + c * w)
                         if wp.dot(d, d) >= r2:
                             continue
-                        if contains(excluded, wp.int64(v) * wp.int64(n_tris) + wp.int64(t)) != 0:
+                        if listed(excl_start, excluded, t, v) != 0:
                             continue
                         if fill != 0:
                             slot = base + found
@@ -433,7 +444,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                  mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
                  maxhalf: wp.array(dtype=scalar), inv_cell: scalar, mask: wp.int64,
                  cell: wp.array(dtype=wp.vec3i), bucket_start: wp.array(dtype=wp.int32),
-                 entries: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int64),
+                 entries: wp.array(dtype=wp.int32), excl_start: wp.array(dtype=wp.int32),
+                 excluded: wp.array(dtype=wp.int32),
                  fill: int,
                  gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
                  offsets: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i),
@@ -488,7 +500,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                         d = (p1 + (p2 - p1) * s) - (q1 + (q2 - q1) * s2)
                         if wp.dot(d, d) >= r2:
                             continue
-                        if contains(excluded, wp.int64(i) * wp.int64(n_edges) + wp.int64(j)) != 0:
+                        if listed(excl_start, excluded, i, j) != 0:
                             continue
                         if fill != 0:
                             slot = base + found
