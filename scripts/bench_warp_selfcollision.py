@@ -36,6 +36,7 @@ import warp as wp
 from pbdcloth.backends.warp_backend import WarpBackend
 from pbdcloth.scenes import fold_scene
 
+# The constraint solve (the CPU path's eight-wide lane kernels carry a "_lanes" suffix).
 SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers", "zero_scalars")
 NARROW = ("project_begin", "pt_eval", "ee_eval", "contact_count", "contact_apply", "next_phase",
           "pass_end", "mark_crossed", "revert_apply", "round_end")
@@ -45,7 +46,7 @@ def _phase(launch: Any) -> str:
     name = launch.kernel.key.rsplit("__", 1)[-1]
     if "build_self_kernels" in launch.kernel.key:
         return "narrow" if name in NARROW else "broad"
-    return "solve" if name in SOLVE else "other"
+    return "solve" if name.removesuffix("_lanes") in SOLVE else "other"
 
 
 def _graph_window(scene: Any, x: np.ndarray, v: np.ndarray, frames: int, on: bool,

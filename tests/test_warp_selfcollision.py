@@ -277,7 +277,7 @@ def test_warp_twist_scene_without_self_collision_intersects_at_180_degrees() -> 
 
 
 def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any) -> None:
-    """Buffers of 8 pairs: the crumpled cloth's broad phase overflows them and, grown, finds
+    """Buffers of 8 pairs and one slot per query: the crumpled cloth's broad phase overflows them and, grown, finds
     the same candidates as with the default buffers; in the fold scene (candidates only
     where the layers meet, up to ~50 pairs at this resolution) the frames whose contacts
     overflow them are run again with larger ones and stay free of intersections."""
@@ -288,11 +288,12 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any
     _, big = _stage(pos, tris, x, x, s, "float64", project=False)
     monkeypatch.setattr(stage, "INITIAL_PER_QUERY", 0)
     monkeypatch.setattr(stage, "MIN_CAPACITY", 8)
+    monkeypatch.setattr(stage, "INITIAL_SLOTS", 1)
     _, small = _stage(pos, tris, x, x, s, "float64", project=False)
     for name in ("pt", "ee"):
         a, b = getattr(big, name), getattr(small, name)
         n = int(a.count.numpy()[0])
-        assert n > 8 and int(b.count.numpy()[0]) == n
+        assert n > 8 and int(b.count.numpy()[0]) == n and b.slots > 1
         np.testing.assert_array_equal(a.idx.numpy()[:n], b.idx.numpy()[:n])
     scene = _warp(fold_scene(resolution=20, frames=44))
     solver = scene.make_solver()
@@ -300,7 +301,7 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any
     for frame in range(44):
         stats = solver.step(1.0 / scene.fps)
         sc = solver._backend._selfcol
-        grown.append(max(sc.pt.capacity, sc.ee.capacity))
+        grown.append(max(sc.pt.capacity, sc.ee.capacity, sc.pt.slots, sc.ee.slots))
         assert len(intersecting_pairs(solver.positions, scene.triangles)) == 0, frame
         if frame > 0 and grown[-1] > grown[-2]:
             # The rerun frame reports the candidates of its own run only.

@@ -21,10 +21,11 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
    keeps the vertices (the edges ``j > i``) that pass, cheapest test first, the box test,
    "not incident", the exact closest-point distance and "not excluded at rest" (a scan of
-   the query's own short list of the numpy stage's rest-exclusion keys). Pairs merely joined by a mesh
-   edge are tested, as in the numpy stage. A counting pass, a
-   fixed-order prefix sum and a filling pass put each query's pairs at its offset, sorted by
-   partner: the candidate list's order does not depend on thread order. Each particle then
+   the query's own short list of the numpy stage's rest-exclusion keys). Pairs merely
+   joined by a mesh edge are tested, as in the numpy stage. One pass writes each query's
+   pairs to its own slots; a fixed-order prefix sum of the counts and a gathering pass put
+   them at the query's offset, sorted by partner: the candidate list's order does not depend
+   on thread order. Each particle then
    gets the list of (candidate, corner) it appears in, sorted.
 4. Narrow phase, after the obstacles in every solver iteration: up to ``PASSES`` Jacobi
    passes (point-triangle, then edge-edge, as numpy), each one kernel per candidate (closest
@@ -35,8 +36,8 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    ``REVERT_ROUNDS`` rounds that put the free particles of pairs found on the wrong side
    back to their substep start.
 
-Capacity: candidate buffers are allocated for a guess and never overrun (a pair past the end
-is counted, not written). After each frame the host reads the largest count needed; when it
+Capacity: candidate buffers (the per-query slots and the list) are allocated for a guess and
+never overrun (a pair past the end is counted, not written). After each frame the host reads the largest count needed; when it
 exceeded the buffers they grow and the frame is run again from its start, rebuilding the
 lists at its first substep (so a run that grew its buffers differs from one that started
 with large ones by that extra rebuild; both are deterministic).
@@ -74,6 +75,9 @@ INITIAL_PER_QUERY = 4
 
 #: Smallest candidate buffer (pairs).
 MIN_CAPACITY = 64
+
+#: First guess of the most candidate pairs of one triangle or edge (grown on demand).
+INITIAL_SLOTS = 16
 
 
 def _table_bits(n: int) -> int:
@@ -128,19 +132,23 @@ class _Grid:
 
 
 class _Candidates:
-    """One family's candidate list (capacity C): idx (C,) vec4i particles; per-query counts
-    and offsets; per-particle incidence lists; per-pass contact results."""
+    """One family's candidate list (capacity C): idx (C,) vec4i particles; per-query slots
+    (S each: scratch (Q S,) pairs and their sort keys, filled in one pass), counts and
+    offsets; per-particle incidence lists; per-pass contact results."""
 
-    def __init__(self, queries: int, n: int, capacity: int, device: Any, k: Any,
-                 edge_partner: bool) -> None:
-        s, v3, v4 = k.scalar, k.vec3, k.vec4
+    def __init__(self, queries: int, n: int, capacity: int, slots: int, device: Any,
+                 k: Any) -> None:
+        v3, v4 = k.vec3, k.vec4
         self.queries = queries
         self.capacity = capacity
+        self.slots = slots
+        self.scratch = wp.zeros(queries * slots, dtype=wp.vec4i, device=device)
+        self.scratch_key = wp.zeros(queries * slots, dtype=wp.int32, device=device)
+        self.need_slots = wp.zeros(1, dtype=wp.int32, device=device)
         self.counts = wp.zeros(queries, dtype=wp.int32, device=device)
         self.offsets = wp.zeros(queries + 1, dtype=wp.int32, device=device)
         self.scan = _Scan(queries, device)
         self.idx = wp.zeros(capacity, dtype=wp.vec4i, device=device)
-        self.partner = wp.zeros(capacity if edge_partner else 1, dtype=wp.int32, device=device)
         self.count = wp.zeros(1, dtype=wp.int32, device=device)
         self.need = wp.zeros(1, dtype=wp.int32, device=device)
         self.inc_n = wp.zeros(n, dtype=wp.int32, device=device)
@@ -154,11 +162,13 @@ class _Candidates:
         self.wc = wp.zeros(capacity, dtype=v4, device=device)
         self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
         self.n = n
-        del s
 
     def issue_finish(self, launch: Any, k: Any, gate: Any) -> None:
-        """After the counting pass: offsets; after the filling pass: the count and the
+        """After the query pass: offsets, pairs gathered from the slots, the count and the
         per-particle incidence lists."""
+        self.scan.issue(launch, k, self.counts, self.offsets, gate)
+        launch(k.gather_candidates, self.queries, [self.counts, self.offsets, self.slots, gate,
+                                                   self.scratch, self.scratch_key, self.idx])
         launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
                                         self.need])
         launch(k.zero_ints, self.n, [self.inc_n, gate])
@@ -220,10 +230,11 @@ class WarpSelfCollision:
         self._excl_for: float | None = None
         self.pt_excluded: Any = None
         self.ee_excluded: Any = None
-        self.pt = _Candidates(self.n_tris, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_tris), dev,
-                              k, False)
-        self.ee = _Candidates(self.n_edges, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_edges), dev,
-                              k, True)
+        self.pt = _Candidates(self.n_tris, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_tris),
+                              INITIAL_SLOTS, dev, k)
+        self.ee = _Candidates(self.n_edges, n,
+                              max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_edges),
+                              INITIAL_SLOTS, dev, k)
 
     # --- host side, once per recording or frame -----------------------------------------------
     def prepare(self, settings: ClothSettings) -> None:
@@ -256,8 +267,9 @@ class WarpSelfCollision:
     def begin_frame(self) -> None:
         """Zero the frame's counters and the capacity demand."""
         self.stats.zero_()
-        self.pt.need.zero_()
-        self.ee.need.zero_()
+        for fam in (self.pt, self.ee):
+            fam.need.zero_()
+            fam.need_slots.zero_()
 
     def grow_if_needed(self) -> bool:
         """After a frame: grow the candidate buffers that overflowed (True: the frame must be
@@ -267,10 +279,14 @@ class WarpSelfCollision:
         for name in ("pt", "ee"):
             fam: _Candidates = getattr(self, name)
             need = int(fam.need.numpy()[0])
-            if need > fam.capacity:
-                cap = int(need * 1.5) + MIN_CAPACITY
-                setattr(self, name, _Candidates(fam.queries, self.n, cap, self.device, self.kb,
-                                                name == "ee"))
+            need_slots = int(fam.need_slots.numpy()[0])
+            if need > fam.capacity or need_slots > fam.slots:
+                cap = fam.capacity
+                if need > cap:
+                    cap = int(need * 1.5) + MIN_CAPACITY
+                slots = max(fam.slots, need_slots + need_slots // 2)
+                setattr(self, name, _Candidates(fam.queries, self.n, cap, slots, self.device,
+                                                self.kb))
                 grew = True
         if grew:
             self.stats.zero_()
@@ -325,9 +341,8 @@ class WarpSelfCollision:
         pt = self.pt
         common = [p, self.tris, s(radius), inv_cell, g.mask, g.cell, g.bucket_start, g.entries,
                   *self.pt_excluded]
-        launch(k.pt_query, self.n_tris, [*common, 0, gate, pt.counts, pt.offsets, pt.idx])
-        pt.scan.issue(launch, k, pt.counts, pt.offsets, gate)
-        launch(k.pt_query, self.n_tris, [*common, 1, gate, pt.counts, pt.offsets, pt.idx])
+        launch(k.pt_query, self.n_tris, [*common, pt.slots, gate, pt.counts, pt.need_slots,
+                                         pt.scratch, pt.scratch_key])
         pt.issue_finish(launch, k, gate)
         # Edge-edge: midpoints in the grid, each edge queries with its box grown by the largest
         # half extent of any edge.
@@ -340,11 +355,8 @@ class WarpSelfCollision:
         eg.issue_build(launch, k, self.mid, e_inv, gate)
         common = [p, self.edges, s(radius), self.mid, self.half, self.maxhalf, e_inv, eg.mask,
                   eg.cell, eg.bucket_start, eg.entries, *self.ee_excluded]
-        launch(k.ee_query, self.n_edges, [*common, 0, gate, ee.counts, ee.offsets, ee.idx,
-                                          ee.partner])
-        ee.scan.issue(launch, k, ee.counts, ee.offsets, gate)
-        launch(k.ee_query, self.n_edges, [*common, 1, gate, ee.counts, ee.offsets, ee.idx,
-                                          ee.partner])
+        launch(k.ee_query, self.n_edges, [*common, ee.slots, gate, ee.counts, ee.need_slots,
+                                          ee.scratch, ee.scratch_key])
         ee.issue_finish(launch, k, gate)
         launch(k.add_stat, 1, [pt.count, kk.STAT_PT_CANDIDATES, self.stats])
         launch(k.add_stat, 1, [ee.count, kk.STAT_EE_CANDIDATES, self.stats])

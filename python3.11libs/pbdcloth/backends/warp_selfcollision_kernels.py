@@ -61,21 +61,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
 
     # --- helpers ------------------------------------------------------------------------------
     @wp.func(module=module)
-    def contains(keys: wp.array(dtype=wp.int64), key: wp.int64) -> int:
-        """1 when ``key`` is in the sorted ``keys`` (binary search), else 0."""
-        lo = int(0)
-        hi = keys.shape[0]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if keys[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < keys.shape[0] and keys[lo] == key:
-            return 1
-        return 0
-
-    @wp.func(module=module)
     def listed(start: wp.array(dtype=wp.int32), partners: wp.array(dtype=wp.int32), q: int,
                x: int) -> int:
         """1 when ``x`` is among query q's partners ``partners[start[q] : start[q + 1]]`` (a
@@ -372,21 +357,28 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         half[e] = hv
         wp.atomic_max(maxhalf, 0, wp.max(hv[0], wp.max(hv[1], hv[2])))
 
+    @wp.func(module=module)
+    def slot_push(q: int, found: int, slots: int, quad: wp.vec4i, key: int,
+                  scratch: wp.array(dtype=wp.vec4i), scratch_key: wp.array(dtype=wp.int32)):
+        """Query q's pair number ``found`` into its slots (dropped past ``slots``: counted,
+        and the frame is run again with more slots)."""
+        if found < slots:
+            scratch[q * slots + found] = quad
+            scratch_key[q * slots + found] = key
+
     @wp.kernel(module=module)
     def pt_query(p: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i), radius: scalar,
                  inv_cell: scalar, mask: wp.int64, cell: wp.array(dtype=wp.vec3i),
                  bucket_start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
                  excl_start: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int32),
-                 fill: int, gate: wp.array(dtype=wp.int32),
-                 counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
-                 out: wp.array(dtype=wp.vec4i)):
-        """Vertices within ``radius`` of triangle tid, not neighbours: counted (fill = 0) or
-        written from offsets[tid] on (fill = 1), sorted by vertex."""
+                 slots: int, gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
+                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
+                 scratch_key: wp.array(dtype=wp.int32)):
+        """Vertices within ``radius`` of triangle tid, not incident, not excluded at rest:
+        written to the triangle's slots in one pass (key: the vertex), counted."""
         if gate[0] == 0:
             return
         t = wp.tid()
-        n_tris = tris.shape[0]
-        cap = out.shape[0]
         tri = tris[t]
         a = p[tri[0]]
         b = p[tri[1]]
@@ -397,9 +389,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         c1 = cell_of(hi, inv_cell)
         r2 = radius * radius
         found = int(0)
-        base = int(0)
-        if fill != 0:
-            base = offsets[t]
         for cx in range(c0[0], c1[0] + 1):
             for cy in range(c0[1], c1[1] + 1):
                 for cz in range(c0[2], c1[2] + 1):
@@ -422,22 +411,12 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                             continue
                         if listed(excl_start, excluded, t, v) != 0:
                             continue
-                        if fill != 0:
-                            slot = base + found
-                            if slot < cap:
-                                out[slot] = wp.vec4i(v, tri[0], tri[1], tri[2])
+                        slot_push(t, found, slots, wp.vec4i(v, tri[0], tri[1], tri[2]), v,
+                                  scratch, scratch_key)
                         found += 1
-        if fill == 0:
-            counts[t] = found
-        else:
-            stop = wp.min(base + found, cap)
-            for i in range(base + 1, stop):  # by vertex: a fixed order for any thread order
-                key = out[i]
-                j = i - 1
-                while j >= base and out[j][0] > key[0]:
-                    out[j + 1] = out[j]
-                    j -= 1
-                out[j + 1] = key
+        counts[t] = wp.min(found, slots)
+        if found > slots:
+            wp.atomic_max(need_slots, 0, found)
 
     @wp.kernel(module=module)
     def ee_query(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i), radius: scalar,
@@ -445,19 +424,16 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                  maxhalf: wp.array(dtype=scalar), inv_cell: scalar, mask: wp.int64,
                  cell: wp.array(dtype=wp.vec3i), bucket_start: wp.array(dtype=wp.int32),
                  entries: wp.array(dtype=wp.int32), excl_start: wp.array(dtype=wp.int32),
-                 excluded: wp.array(dtype=wp.int32),
-                 fill: int,
+                 excluded: wp.array(dtype=wp.int32), slots: int,
                  gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
-                 offsets: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i),
-                 out_edge: wp.array(dtype=wp.int32)):
+                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
+                 scratch_key: wp.array(dtype=wp.int32)):
         """Edges j > tid whose closest points to edge tid are within ``radius``, not
-        neighbours (the grid holds midpoints; the query box is grown by the largest half
-        extent): counted or written, sorted by j."""
+        incident, not excluded at rest (the grid holds midpoints; the query box is grown by
+        the largest half extent): written to the edge's slots (key: j), counted."""
         if gate[0] == 0:
             return
         i = wp.tid()
-        n_edges = edges.shape[0]
-        cap = out.shape[0]
         ei = edges[i]
         mi = mid[i]
         hi_ = half[i]
@@ -470,9 +446,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         p2 = p[ei[1]]
         r2 = radius * radius
         found = int(0)
-        base = int(0)
-        if fill != 0:
-            base = offsets[i]
         for cx in range(c0[0], c1[0] + 1):
             for cy in range(c0[1], c1[1] + 1):
                 for cz in range(c0[2], c1[2] + 1):
@@ -502,26 +475,42 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                             continue
                         if listed(excl_start, excluded, i, j) != 0:
                             continue
-                        if fill != 0:
-                            slot = base + found
-                            if slot < cap:
-                                out[slot] = wp.vec4i(ei[0], ei[1], ej[0], ej[1])
-                                out_edge[slot] = j
+                        slot_push(i, found, slots, wp.vec4i(ei[0], ei[1], ej[0], ej[1]), j,
+                                  scratch, scratch_key)
                         found += 1
-        if fill == 0:
-            counts[i] = found
-        else:
-            stop = wp.min(base + found, cap)
-            for a in range(base + 1, stop):  # by partner edge: a fixed order
-                key = out[a]
-                key_e = out_edge[a]
-                b = a - 1
-                while b >= base and out_edge[b] > key_e:
-                    out[b + 1] = out[b]
-                    out_edge[b + 1] = out_edge[b]
-                    b -= 1
-                out[b + 1] = key
-                out_edge[b + 1] = key_e
+        counts[i] = wp.min(found, slots)
+        if found > slots:
+            wp.atomic_max(need_slots, 0, found)
+
+    @wp.kernel(module=module)
+    def gather_candidates(counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
+                          slots: int, gate: wp.array(dtype=wp.int32),
+                          scratch: wp.array(dtype=wp.vec4i),
+                          scratch_key: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i)):
+        """Query tid's pairs, sorted by key (a fixed order for any thread order), to
+        out[offsets[tid]:] (those past the end are dropped: the frame is run again)."""
+        if gate[0] == 0:
+            return
+        q = wp.tid()
+        m = counts[q]
+        if m == 0:
+            return
+        base = q * slots
+        for a in range(base + 1, base + m):  # insertion sort of a few pairs
+            key = scratch_key[a]
+            quad = scratch[a]
+            b = a - 1
+            while b >= base and scratch_key[b] > key:
+                scratch_key[b + 1] = scratch_key[b]
+                scratch[b + 1] = scratch[b]
+                b -= 1
+            scratch_key[b + 1] = key
+            scratch[b + 1] = quad
+        start = offsets[q]
+        cap = out.shape[0]
+        for f in range(m):
+            if start + f < cap:
+                out[start + f] = scratch[base + f]
 
     @wp.kernel(module=module)
     def finish_candidates(total: wp.array(dtype=wp.int32), cap: int,
