@@ -450,10 +450,14 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             for cy in range(c0[1], c1[1] + 1):
                 for cz in range(c0[2], c1[2] + 1):
                     bk = bucket_of(wp.vec3i(cx, cy, cz), mask)
-                    for k in range(bucket_start[bk], bucket_start[bk + 1]):
+                    # A bucket's entries are sorted: from the last down to the first j > i.
+                    first = bucket_start[bk]
+                    k = bucket_start[bk + 1] - 1
+                    while k >= first:
                         j = entries[k]
+                        k -= 1
                         if j <= i:
-                            continue
+                            break
                         if cell[j][0] != cx or cell[j][1] != cy or cell[j][2] != cz:
                             continue
                         dm = mid[j] - mi
