@@ -298,7 +298,9 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any
     scene = _warp(fold_scene(resolution=20, frames=44))
     solver = scene.make_solver()
     grown = []
+    checked = 0
     for frame in range(44):
+        before = (solver.positions.copy(), solver.velocities.copy())
         stats = solver.step(1.0 / scene.fps)
         sc = solver._backend._selfcol
         grown.append(max(sc.pt.capacity, sc.ee.capacity, sc.pt.slots, sc.ee.slots))
@@ -306,4 +308,14 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any
         if frame > 0 and grown[-1] > grown[-2]:
             # The rerun frame reports the candidates of its own run only.
             assert stats.extra["self_ee_candidates"] <= sc.ee.capacity
-    assert grown[0] == 8 and grown[-1] > 8
+            # ... and equals the frame run by a fresh backend with ample buffers (both
+            # rebuild the lists at the first substep; the obstacles are posed again).
+            with monkeypatch.context() as m:
+                m.setattr(stage, "INITIAL_SLOTS", 64)
+                m.setattr(stage, "INITIAL_PER_QUERY", 8)
+                fresh = WarpBackend(solver.model, device="cpu")
+                x, v, _ = fresh.step(*before, scene.settings, 1.0 / scene.fps,
+                                     np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
+            assert np.array_equal(x, solver.positions) and np.array_equal(v, solver.velocities)
+            checked += 1
+    assert grown[0] == 8 and grown[-1] > 8 and checked > 0

@@ -271,6 +271,8 @@ class WarpBackend:
             self._record(settings, float(dt), colliders, ckey)
             self._x.assign(np.ascontiguousarray(x, dtype=m.np_scalar))
             self._v.assign(np.ascontiguousarray(v, dtype=m.np_scalar))
+            if self._colliders is not None:  # recording made them anew: poses again
+                self._colliders.update(colliders)
             self._replay()
 
         x_out = self._x.numpy().astype(np.float64)
