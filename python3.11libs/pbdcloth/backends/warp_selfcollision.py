@@ -142,6 +142,10 @@ class _Candidates:
         self.queries = queries
         self.capacity = capacity
         self.slots = slots
+        self.workers = capacity if wp.get_device(device).is_cuda else 1
+        """Threads of the kernels over the list: each takes every ``workers``-th pair below
+        the count (one thread on the CPU, where threads run one after another anyway and a
+        launch over the whole capacity costs a call per empty slot)."""
         self.scratch = wp.zeros(queries * slots, dtype=wp.vec4i, device=device)
         self.scratch_key = wp.zeros(queries * slots, dtype=wp.int32, device=device)
         self.need_slots = wp.zeros(1, dtype=wp.int32, device=device)
@@ -173,10 +177,11 @@ class _Candidates:
                                         self.need])
         launch(k.zero_ints, self.n, [self.inc_n, gate])
         launch(k.zero_ints, self.n, [self.inc_cursor, gate])
-        launch(k.incidence_count, self.capacity, [self.idx, self.count, gate, self.inc_n])
+        w = self.workers
+        launch(k.incidence_count, w, [self.idx, self.count, gate, self.inc_n, w])
         self.inc_scan.issue(launch, k, self.inc_n, self.inc_start, gate)
-        launch(k.incidence_fill, self.capacity, [self.idx, self.count, self.inc_start, gate,
-                                                 self.inc_cursor, self.inc])
+        launch(k.incidence_fill, w, [self.idx, self.count, self.inc_start, gate,
+                                     self.inc_cursor, self.inc, w])
         launch(k.sort_segments, self.n, [self.inc_start, gate, self.inc])
 
 
@@ -374,18 +379,18 @@ class WarpSelfCollision:
         launch(k.project_begin, 1, [self.state, self.deep])
         for pass_ in range(ref.PASSES):
             first = int(pass_ == 0)
-            launch(k.pt_eval, pt.capacity, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
-                                            band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
-                                            self.deep, self.touch, self.stats])
+            launch(k.pt_eval, pt.workers, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
+                                           band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
+                                           self.deep, self.touch, self.stats, pt.workers])
             launch(k.contact_count, n, [pt.inc_start, pt.inc, pt.act, pt.wc, self.state,
                                         self.touch, pt.cnt])
             launch(k.contact_apply, n, [pt.inc_start, pt.inc, pt.idx, pt.act, pt.wc, pt.corr,
                                         pt.cnt, self.state, self.touch, p])
             launch(k.next_phase, 1, [self.state])
-            launch(k.ee_eval, ee.capacity, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
-                                            band2, mu, interior, first, ee.live, ee.act,
-                                            ee.corr, ee.wc, self.deep, self.touch,
-                                            self.stats])
+            launch(k.ee_eval, ee.workers, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
+                                           band2, mu, interior, first, ee.live, ee.act,
+                                           ee.corr, ee.wc, self.deep, self.touch,
+                                           self.stats, ee.workers])
             launch(k.contact_count, n, [ee.inc_start, ee.inc, ee.act, ee.wc, self.state,
                                         self.touch, ee.cnt])
             launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
@@ -393,8 +398,9 @@ class WarpSelfCollision:
             launch(k.pass_end, 1, [self.state, self.deep, s(ref.RESOLVED * t)])
         for _ in range(ref.REVERT_ROUNDS):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.mark_crossed, fam.capacity, [p, x, inv_mass, fam.idx, fam.count,
-                                                      edge_pairs, band2, interior, fam.live,
-                                                      self.state, self.flag, self.reverted])
+                launch(k.mark_crossed, fam.workers, [p, x, inv_mass, fam.idx, fam.count,
+                                                     edge_pairs, band2, interior, fam.live,
+                                                     self.state, self.flag, self.reverted,
+                                                     fam.workers])
             launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.stats])
             launch(k.round_end, 1, [self.state])

@@ -532,29 +532,27 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
 
     @wp.kernel(module=module)
     def incidence_count(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
-                        gate: wp.array(dtype=wp.int32), per_particle: wp.array(dtype=wp.int32)):
+                        gate: wp.array(dtype=wp.int32), per_particle: wp.array(dtype=wp.int32),
+                        stride: int):
         if gate[0] == 0:
             return
-        c = wp.tid()
-        if c >= count[0]:
-            return
-        q = idx[c]
-        for k in range(4):
-            wp.atomic_add(per_particle, q[k], 1)
+        for c in range(wp.tid(), count[0], stride):
+            q = idx[c]
+            for k in range(4):
+                wp.atomic_add(per_particle, q[k], 1)
 
     @wp.kernel(module=module)
     def incidence_fill(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
                        start: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32),
-                       cursor: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32)):
+                       cursor: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+                       stride: int):
         """Each particle's list of (candidate * 4 + corner); sorted afterwards."""
         if gate[0] == 0:
             return
-        c = wp.tid()
-        if c >= count[0]:
-            return
-        q = idx[c]
-        for k in range(4):
-            entries[start[q[k]] + wp.atomic_add(cursor, q[k], 1)] = c * 4 + k
+        for c in range(wp.tid(), count[0], stride):
+            q = idx[c]
+            for k in range(4):
+                entries[start[q[k]] + wp.atomic_add(cursor, q[k], 1)] = c * 4 + k
 
     # --- narrow phase -------------------------------------------------------------------------
     @wp.kernel(module=module)
@@ -681,23 +679,24 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 band2: scalar, mu: scalar, first: int, live: wp.array(dtype=wp.int32),
                 act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
                 wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
-                touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32)):
+                touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32),
+                stride: int):
         """One pass over the point-triangle pairs still within the band at the previous pass
         (all pairs at the first), as the numpy stage's shrinking lists."""
-        c = wp.tid()
-        if state[ST_DONE] != 0 or c >= count[0]:
+        if state[ST_DONE] != 0:
             return
-        if first == 0 and live[c] == 0:
-            act[c] = 0
-            return
-        q = idx[c]
-        near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-        live[c] = near
-        if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t, mu,
-                   c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
-            state[ST_PROJECTED] = 1
-            state[ST_PASS_ANY] = 1
-            wp.atomic_add(stats, STAT_PT_CONTACTS, 1)
+        for c in range(wp.tid(), count[0], stride):
+            if first == 0 and live[c] == 0:
+                act[c] = 0
+                continue
+            q = idx[c]
+            near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+            live[c] = near
+            if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t,
+                       mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
+                state[ST_PROJECTED] = 1
+                state[ST_PASS_ANY] = 1
+                wp.atomic_add(stats, STAT_PT_CONTACTS, 1)
 
     @wp.kernel(module=module)
     def ee_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
@@ -707,22 +706,23 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 live: wp.array(dtype=wp.int32), act: wp.array(dtype=wp.int32),
                 corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
                 deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
-                stats: wp.array(dtype=wp.int32)):
+                stats: wp.array(dtype=wp.int32), stride: int):
         """As pt_eval for the edge pairs (contacts only where near = 2)."""
-        c = wp.tid()
-        if state[ST_DONE] != 0 or c >= count[0]:
+        if state[ST_DONE] != 0:
             return
-        if first == 0 and live[c] == 0:
-            act[c] = 0
-            return
-        q = idx[c]
-        near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2, interior)
-        live[c] = wp.min(near, 1)
-        if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0, t, mu,
-                   c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
-            state[ST_PROJECTED] = 1
-            state[ST_PASS_ANY] = 1
-            wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
+        for c in range(wp.tid(), count[0], stride):
+            if first == 0 and live[c] == 0:
+                act[c] = 0
+                continue
+            q = idx[c]
+            near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
+                                                                        interior)
+            live[c] = wp.min(near, 1)
+            if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0,
+                       t, mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
+                state[ST_PROJECTED] = 1
+                state[ST_PASS_ANY] = 1
+                wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
 
     @wp.kernel(module=module)
     def contact_count(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
@@ -795,37 +795,37 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                      count: wp.array(dtype=wp.int32), edge_pairs: int, band2: scalar,
                      interior: scalar, live: wp.array(dtype=wp.int32),
                      state: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32),
-                     reverted: wp.array(dtype=wp.int32)):
+                     reverted: wp.array(dtype=wp.int32), stride: int):
         """Fail-safe: flag the free, not yet reverted particles of pairs (of those within the
         band at the last pass) on the wrong side."""
-        c = wp.tid()
-        if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0 or c >= count[0]:
+        if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
             return
-        if live[c] == 0:
-            return
-        q = idx[c]
-        near = int(0)
-        coef = vec4()
-        diff = vec3()
-        dist2 = zero
-        diff0 = vec3()
-        normal = vec3()
-        side0 = zero
-        if edge_pairs != 0:
-            near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
-                                                                        interior)
-        else:
-            near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-        if near != 1 + edge_pairs or side0 == zero:
-            return
-        if wp.dot(normal * side0, diff) >= zero:
-            return
-        epoch = state[ST_EPOCH]
-        for k in range(4):
-            i = q[k]
-            if inv_mass[i] > zero and reverted[i] != epoch:
-                flag[i] = epoch
-                state[ST_ANY] = 1
+        for c in range(wp.tid(), count[0], stride):
+            if live[c] == 0:
+                continue
+            q = idx[c]
+            near = int(0)
+            coef = vec4()
+            diff = vec3()
+            dist2 = zero
+            diff0 = vec3()
+            normal = vec3()
+            side0 = zero
+            if edge_pairs != 0:
+                near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
+                                                                            interior)
+            else:
+                near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+            if near != 1 + edge_pairs or side0 == zero:
+                continue
+            if wp.dot(normal * side0, diff) >= zero:
+                continue
+            epoch = state[ST_EPOCH]
+            for k in range(4):
+                i = q[k]
+                if inv_mass[i] > zero and reverted[i] != epoch:
+                    flag[i] = epoch
+                    state[ST_ANY] = 1
 
     @wp.kernel(module=module)
     def revert_apply(x0: wp.array(dtype=vec3), flag: wp.array(dtype=wp.int32),
