@@ -19,14 +19,14 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    lists nothing): a hashed uniform grid (cells of about the query radius, a power-of-two
    bucket table; counting sort of the points into buckets) over the vertices, and one over
    the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
-   keeps the vertices (the edges ``j > i``) that pass, cheapest test first, the box test,
-   "not incident", the exact closest-point distance and "not excluded at rest" (a scan of
-   the query's own short list of the numpy stage's rest-exclusion keys). Pairs merely
-   joined by a mesh edge are tested, as in the numpy stage. One pass writes each query's
-   pairs to its own slots; a fixed-order prefix sum of the counts and a gathering pass put
-   them at the query's offset, sorted by partner: the candidate list's order does not depend
-   on thread order. Each particle then
-   gets the list of (candidate, corner) it appears in, sorted.
+   keeps the vertices (the edges ``j > i``, read from the end of each sorted bucket) that
+   pass, cheapest test first, the box test (edges: then their bounding spheres), "not
+   incident", the exact closest-point distance and "not excluded at rest" (a scan of the
+   query's own short list of the numpy stage's rest-exclusion keys). Pairs merely joined by
+   a mesh edge are tested, as in the numpy stage. One pass writes each query's pairs to its
+   own slots; a fixed-order prefix sum of the counts and a gathering pass put them at the
+   query's offset, sorted by partner: the candidate list's order does not depend on thread
+   order. Each particle then gets the list of (candidate, corner) it appears in, sorted.
 4. Narrow phase, after the obstacles in every solver iteration: up to ``PASSES`` Jacobi
    passes (point-triangle, then edge-edge, as numpy), each one kernel per candidate (closest
    points, side, contact and its correction ``lambda n`` with friction) and two per particle

@@ -445,6 +445,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         p1 = p[ei[0]]
         p2 = p[ei[1]]
         r2 = radius * radius
+        reach_i = wp.length(hi_)
         found = int(0)
         for cx in range(c0[0], c1[0] + 1):
             for cy in range(c0[1], c1[1] + 1):
@@ -467,6 +468,10 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                         if wp.abs(dm[1]) > hi_[1] + hj[1] + radius:
                             continue
                         if wp.abs(dm[2]) > hi_[2] + hj[2] + radius:
+                            continue
+                        # Bounding spheres (centre the midpoint, radius the half length |half|).
+                        reach = reach_i + wp.length(hj) + radius
+                        if wp.dot(dm, dm) > reach * reach:
                             continue
                         ej = edges[j]
                         if ei[0] == ej[0] or ei[0] == ej[1] or ei[1] == ej[0] or ei[1] == ej[1]:
