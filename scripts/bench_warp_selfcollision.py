@@ -92,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--resolution", type=int, default=129,
                         help="points along the width (129 x 77 = 9,933 particles)")
-    parser.add_argument("--starts", default="2,14",
+    parser.add_argument("--starts", default="2,14,30",
                         help="frames simulated (with Warp) before each window, comma separated "
-                        "(2: falling, flat; 14: landed and buckling over the sphere)")
+                        "(2: falling, flat; 14: the layers meet; 30: folded)")
     parser.add_argument("--frames", type=int, default=1, help="frames per graph window")
     parser.add_argument("--repeats", type=int, default=3, help="repeats (median)")
     parser.add_argument("--device", default="cpu")
