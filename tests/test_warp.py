@@ -640,13 +640,13 @@ def test_unsupported_collider_is_named() -> None:
         solver.step(DT)
 
 
-def test_self_collision_is_refused_not_ignored() -> None:
+def test_self_collision_runs_on_warp() -> None:
+    """Self-collision is no longer refused (its tests: tests/test_warp_selfcollision.py)."""
     pos, tris = grid(4, 4)
-    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="warp", device="cpu"))
-    settings = solver.settings
-    object.__setattr__(settings, "self_collision", True)  # the setting lands with self-collision
-    with pytest.raises(WarpUnsupportedError, match="self-collision"):
-        solver.step(DT)
+    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="warp", device="cpu",
+                                                           self_collision=True))
+    stats = solver.step(DT)
+    assert np.isfinite(solver.positions).all() and "self_pt_candidates" in stats.extra
 
 
 def test_package_imports_and_falls_back_without_warp() -> None:

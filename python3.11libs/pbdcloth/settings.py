@@ -351,7 +351,7 @@ class ClothSettings(DeclaredSettings):
         False, kind=KIND_BOOL, label="Self Collision", group=GROUP_SELF,
         help="Keep the cloth from passing through itself: vertex-triangle and edge-edge contacts "
         "between parts that are not mesh neighbours, found with a spatial hash each substep. "
-        "Numpy backend only.",
+        "Both backends run it (numpy and Warp).",
     )
     self_thickness: float = _declare(
         0.01, kind=KIND_FLOAT, label="Self Thickness", group=GROUP_SELF, unit="m",

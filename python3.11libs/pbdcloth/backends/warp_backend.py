@@ -17,7 +17,9 @@ Limitations:
     - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere``, ``Capsule`` and
       :class:`~pbdcloth.colliders.sdf.SdfCollider` (exact types, see :mod:`.warp_colliders`);
       any other collider raises :class:`WarpUnsupportedError` naming it.
-    - Self-collision has no kernel yet: ``self_collision`` on raises :class:`WarpUnsupportedError`.
+    - Self-collision (``self_collision`` on): :mod:`.warp_selfcollision`, issued into the same
+      recorded frame; a frame whose candidate pairs overflow their buffers is run again with
+      larger ones.
     - float32 by default: agrees with numpy to a measured tolerance, not bit for bit
       (``precision="float64"`` agrees to ~1e-12 and is meant for checks).
 """
@@ -226,6 +228,9 @@ class WarpBackend:
         self._last_out: tuple[Any, Any] | None = None
         self.replay_mode = ""
         """How the last recording is replayed: "graph" or "launches"."""
+        self._selfcol: Any = None
+        """The self-collision stage (:class:`.warp_selfcollision.WarpSelfCollision`), built on
+        first use."""
 
     # ---------------------------------------------------------------------------------------
     def step(
@@ -239,11 +244,6 @@ class WarpBackend:
         colliders: Sequence[Collider],
     ) -> tuple[F, F, FrameStats]:
         """Positions and velocities (N, 3) one frame ``dt`` after ``x`` and ``v`` (not modified)."""
-        if getattr(settings, "self_collision", False):
-            raise WarpUnsupportedError(
-                "the Warp backend has no self-collision kernel yet; use backend='numpy' for "
-                "self_collision"
-            )
         ckey = collider_key(colliders)
         key = (settings, float(dt), ckey)
         if key != self._key:
@@ -262,11 +262,18 @@ class WarpBackend:
         if self._colliders is not None:
             self._colliders.update(colliders)
 
-        if self._graph is not None:
-            wp.capture_launch(self._graph)
-        else:
-            for launch in self._launches:
-                launch.launch()
+        # --- self-collision: rerun the frame when its candidate buffers overflowed ---
+        selfcol = self._selfcol if settings.self_collision else None
+        if selfcol is not None:
+            selfcol.begin_frame()
+        self._replay()
+        while selfcol is not None and selfcol.grow_if_needed():
+            self._record(settings, float(dt), colliders, ckey)
+            self._x.assign(np.ascontiguousarray(x, dtype=m.np_scalar))
+            self._v.assign(np.ascontiguousarray(v, dtype=m.np_scalar))
+            if self._colliders is not None:  # recording made them anew: poses again
+                self._colliders.update(colliders)
+            self._replay()
 
         x_out = self._x.numpy().astype(np.float64)
         v_out = self._v.numpy().astype(np.float64)
@@ -277,8 +284,18 @@ class WarpBackend:
             stats.contacts = int(np.count_nonzero(self._contact.numpy()))
         if settings.tethers and self.model.tethers.count:
             stats.tethers_active = int(np.count_nonzero(m.tether_taut.numpy()))
+        if selfcol is not None:
+            stats.extra.update(selfcol.frame_extra(settings.substeps))
         self._last_out = (x_out, v_out)
         return x_out, v_out, stats
+
+    def _replay(self) -> None:
+        """Run the recorded frame once."""
+        if self._graph is not None:
+            wp.capture_launch(self._graph)
+        else:
+            for launch in self._launches:
+                launch.launch()
 
     # ---------------------------------------------------------------------------------------
     def _record(self, settings: ClothSettings, dt: float, colliders: Sequence[Collider],
@@ -294,6 +311,13 @@ class WarpBackend:
         blocks = {key: value[:2] for key, value in self._blocks.items()}
         self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
                            if colliders else None)
+        if settings.self_collision:
+            from .warp_selfcollision import WarpSelfCollision
+
+            if self._selfcol is None:
+                self._selfcol = WarpSelfCollision(self.model, k, dev)
+            self._selfcol.prepare(settings)
+            wp.load_module(self._selfcol.k.module, device=dev)
         wp.load_module(k.module, device=dev)
         if self._lane_kernels is not None:
             wp.load_module(self._lane_kernels.module, device=dev)
@@ -331,6 +355,7 @@ class WarpBackend:
         tethers = settings.tethers and self.model.tethers.count > 0
         colliders = self._colliders
         collide = colliders is not None
+        selfcol = self._selfcol if settings.self_collision else None
         contact = [s(settings.thickness), s(settings.mu_static), s(settings.friction), s(h),
                    self._contact, self._contact_normal, self._surface_velocity]
 
@@ -349,6 +374,8 @@ class WarpBackend:
                                       m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
                                       self._contact])
             launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
+            if selfcol is not None:  # self-collision: velocity clamp, broad phase
+                selfcol.issue_predict(launch, settings, h, x, v, self._v_pred, p, m.inv_mass)
             lanes, lk = self._lanes, self._lane_kernels
             if xpbd and lanes is None:
                 for lam in (m.stretch_lam, m.shear_lam, m.bend_lam):
@@ -410,6 +437,8 @@ class WarpBackend:
                     for kernel, dim, inputs in colliders.launches(step, [p, x, m.inv_mass],
                                                                   contact, n):
                         launch(kernel, dim, inputs)
+                if selfcol is not None:  # self-collision: narrow phase, last in the iteration
+                    selfcol.issue_project(launch, settings, p, x, m.inv_mass)
             update = [p, self._v_pred, s(h), int(collide), self._contact,
                       self._contact_normal, self._surface_velocity, s(settings.restitution),
                       s(rest_speed), x, v]

@@ -1,0 +1,411 @@
+"""Cloth self-collision on the Warp device: the numpy stage's method as kernels (CPU or CUDA).
+
+Same semantics as :mod:`pbdcloth.colliders.selfcollision` (read its module docstring: clamp,
+Verlet candidate lists, sided contacts, friction, Jacobi averaging, fail-safe), with the
+device-side data structures below. Everything is issued into the Warp backend's recorded frame
+(one graph for the whole frame): nothing waits for the host inside a frame.
+
+Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
+
+1. After predict and pins: the mean velocity of the free particles (a fixed-order two-level
+   sum), then each free particle's velocity relative to it clamped to ``c t / h`` and its
+   prediction redone.
+2. Verlet check: the largest deviation of any particle's displacement since the last build
+   from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
+   ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
+   rebuild is due, so a frame replays the same launches either way.
+3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (REST_EXCLUSION - 1 - c) t``:
+   the list radius is the rest exclusion radius, as in the numpy stage, so unstrained cloth
+   lists nothing): a hashed uniform grid (cells of about the query radius, a power-of-two
+   bucket table; counting sort of the points into buckets) over the vertices, and one over
+   the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
+   keeps the vertices (the edges ``j > i``, read from the end of each sorted bucket) that
+   pass, cheapest test first, the box test (edges: then their bounding spheres), "not
+   incident", the exact closest-point distance and "not excluded at rest" (a scan of the
+   query's own short list of the numpy stage's rest-exclusion keys). Pairs merely joined by
+   a mesh edge are tested, as in the numpy stage. One pass writes each query's pairs to its
+   own slots; a fixed-order prefix sum of the counts and a gathering pass put them at the
+   query's offset, sorted by partner: the candidate list's order does not depend on thread
+   order. Each particle then gets the list of (candidate, corner) it appears in, sorted.
+4. Narrow phase, after the obstacles in every solver iteration: up to ``PASSES`` Jacobi
+   passes (point-triangle, then edge-edge, as numpy), each one kernel per candidate (closest
+   points, side, contact and its correction ``lambda n`` with friction) and two per particle
+   (contact counts; the sum of its corrections over its sorted list, each divided by the
+   largest contact count among the contact's moving particles). A device flag ends the passes
+   once no contact is deeper than ``RESOLVED t``. Then the fail-safe: up to
+   ``REVERT_ROUNDS`` rounds that put the free particles of pairs found on the wrong side
+   back to their substep start.
+
+Capacity: candidate buffers (the per-query slots and the list) are allocated for a guess and
+never overrun (a pair past the end is counted, not written). After each frame the host reads the largest count needed; when it
+exceeded the buffers they grow and the frame is run again from its start, rebuilding the
+lists at its first substep (so a run that grew its buffers differs from one that started
+with large ones by that extra rebuild; both are deterministic).
+
+Cost (README, "Self-collision on Warp"; ``scripts/bench_warp_selfcollision.py``): on one CPU
+core at 10k particles the fold scene rebuilds its lists at nearly every substep, and a build
+costs 20-100 ms against 0.8 ms for the constraint solve (the edge-edge query most of it); the
+narrow phase about 40 ms in the folded state.
+
+Determinism: see :mod:`.warp_selfcollision_kernels` (no float sum depends on thread order).
+Two runs on the CPU device are bit-identical (tested); CUDA is untested.
+
+Measured (tests/test_warp_selfcollision.py, CPU device): the broad phase finds exactly the
+non-incident pairs within its radius (brute force) and exactly the numpy stage's lists, one
+narrow pass agrees with the numpy stage to 1e-12 m in float64, the fold scene and the twist
+scene (24 x 24, up to 180 degrees) have no intersecting triangles at any frame end and no
+vertex closer than t / 2 to a non-neighbour triangle.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ..colliders import selfcollision as ref
+from ..model import ClothModel
+from ..settings import ClothSettings
+from . import warp_selfcollision_kernels as kk
+
+__all__ = ["WarpSelfCollision"]
+
+#: Threads' block length of the two-level sums and scans.
+BLOCK = 256
+
+#: First guess of candidate pairs per triangle and per edge (grown on demand).
+INITIAL_PER_QUERY = 4
+
+#: Smallest candidate buffer (pairs).
+MIN_CAPACITY = 64
+
+#: First guess of the most candidate pairs of one triangle or edge (grown on demand).
+INITIAL_SLOTS = 16
+
+
+def _table_bits(n: int) -> int:
+    """log2 of a bucket table with at least 2 n buckets."""
+    return max(4, math.ceil(math.log2(max(2 * n, 2))))
+
+
+class _Scan:
+    """Fixed-order exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``."""
+
+    def __init__(self, n: int, device: Any) -> None:
+        self.n = n
+        self.blocks = max(1, (n + BLOCK - 1) // BLOCK)
+        self.block_sums = wp.zeros(self.blocks, dtype=wp.int32, device=device)
+        self.block_offsets = wp.zeros(self.blocks, dtype=wp.int32, device=device)
+        self.total = wp.zeros(1, dtype=wp.int32, device=device)
+
+    def issue(self, launch: Any, k: Any, counts: Any, offsets: Any, gate: Any) -> None:
+        launch(k.scan_blocks, self.blocks, [counts, self.n, BLOCK, gate, offsets,
+                                            self.block_sums])
+        launch(k.scan_top, 1, [self.block_sums, gate, self.block_offsets, self.total])
+        launch(k.scan_add, self.n + 1, [offsets, self.n, BLOCK, self.block_offsets, gate,
+                                        self.total])
+
+
+class _Grid:
+    """A hashed uniform grid over M points: cell (M,) vec3i, bucket (M,), bucket_start
+    (B + 1,), entries (M,) point indices by bucket."""
+
+    def __init__(self, m: int, device: Any) -> None:
+        bits = _table_bits(m)
+        self.buckets = 1 << bits
+        self.mask = np.int64(self.buckets - 1)
+        self.cell = wp.zeros(m, dtype=wp.vec3i, device=device)
+        self.bucket = wp.zeros(m, dtype=wp.int32, device=device)
+        self.bucket_count = wp.zeros(self.buckets, dtype=wp.int32, device=device)
+        self.bucket_start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
+        self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
+        self.entries = wp.zeros(m, dtype=wp.int32, device=device)
+        self.scan = _Scan(self.buckets, device)
+        self.m = m
+
+    def issue_build(self, launch: Any, k: Any, points: Any, inv_cell: Any, gate: Any) -> None:
+        launch(k.zero_ints, self.buckets, [self.bucket_count, gate])
+        launch(k.zero_ints, self.buckets, [self.cursor, gate])
+        launch(k.grid_cells, self.m, [points, inv_cell, self.mask, gate, self.cell,
+                                      self.bucket, self.bucket_count])
+        self.scan.issue(launch, k, self.bucket_count, self.bucket_start, gate)
+        launch(k.grid_fill, self.m, [self.bucket, self.bucket_start, gate, self.cursor,
+                                     self.entries])
+        launch(k.sort_segments, self.buckets, [self.bucket_start, gate, self.entries])
+
+
+class _Candidates:
+    """One family's candidate list (capacity C): idx (C,) vec4i particles; per-query slots
+    (S each: scratch (Q S,) pairs and their sort keys, filled in one pass), counts and
+    offsets; per-particle incidence lists; per-pass contact results."""
+
+    def __init__(self, queries: int, n: int, capacity: int, slots: int, device: Any,
+                 k: Any) -> None:
+        v3, v4 = k.vec3, k.vec4
+        self.queries = queries
+        self.capacity = capacity
+        self.slots = slots
+        self.workers = capacity if wp.get_device(device).is_cuda else 1
+        """Threads of the kernels over the list: each takes every ``workers``-th pair below
+        the count (one thread on the CPU, where threads run one after another anyway and a
+        launch over the whole capacity costs a call per empty slot)."""
+        self.scratch = wp.zeros(queries * slots, dtype=wp.vec4i, device=device)
+        self.scratch_key = wp.zeros(queries * slots, dtype=wp.int32, device=device)
+        self.need_slots = wp.zeros(1, dtype=wp.int32, device=device)
+        self.counts = wp.zeros(queries, dtype=wp.int32, device=device)
+        self.offsets = wp.zeros(queries + 1, dtype=wp.int32, device=device)
+        self.scan = _Scan(queries, device)
+        self.idx = wp.zeros(capacity, dtype=wp.vec4i, device=device)
+        self.count = wp.zeros(1, dtype=wp.int32, device=device)
+        self.need = wp.zeros(1, dtype=wp.int32, device=device)
+        self.inc_n = wp.zeros(n, dtype=wp.int32, device=device)
+        self.inc_start = wp.zeros(n + 1, dtype=wp.int32, device=device)
+        self.inc_cursor = wp.zeros(n, dtype=wp.int32, device=device)
+        self.inc = wp.zeros(4 * capacity, dtype=wp.int32, device=device)
+        self.inc_scan = _Scan(n, device)
+        self.act = wp.zeros(capacity, dtype=wp.int32, device=device)
+        self.live = wp.zeros(capacity, dtype=wp.int32, device=device)
+        self.corr = wp.zeros(capacity, dtype=v3, device=device)
+        self.wc = wp.zeros(capacity, dtype=v4, device=device)
+        self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
+        self.n = n
+
+    def issue_finish(self, launch: Any, k: Any, gate: Any) -> None:
+        """After the query pass: offsets, pairs gathered from the slots, the count and the
+        per-particle incidence lists."""
+        self.scan.issue(launch, k, self.counts, self.offsets, gate)
+        launch(k.gather_candidates, self.queries, [self.counts, self.offsets, self.slots, gate,
+                                                   self.scratch, self.scratch_key, self.idx])
+        launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
+                                        self.need])
+        launch(k.zero_ints, self.n, [self.inc_n, gate])
+        launch(k.zero_ints, self.n, [self.inc_cursor, gate])
+        w = self.workers
+        launch(k.incidence_count, w, [self.idx, self.count, gate, self.inc_n, w])
+        self.inc_scan.issue(launch, k, self.inc_n, self.inc_start, gate)
+        launch(k.incidence_fill, w, [self.idx, self.count, self.inc_start, gate,
+                                     self.inc_cursor, self.inc, w])
+        launch(k.sort_segments, self.n, [self.inc_start, gate, self.inc])
+
+
+class WarpSelfCollision:
+    """Self-collision of one model on one Warp device, issued into the backend's frame.
+
+    Args:
+        model: the cloth model (topology, inverse masses, rest shape).
+        k: the backend's kernel namespace (its ``scalar``, ``vec3``, ``vec4`` types).
+        device: the Warp device.
+    """
+
+    def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
+        self.model = model
+        self.device = device
+        self.kb = k
+        self.k = kk.build_self_kernels("float32" if k.scalar is wp.float32 else "float64")
+        self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
+        self.host = ref.SelfCollision(model)  # rest exclusions, on the host
+        n = model.particle_count
+        self.n = n
+        dev = device
+        tris = model.topology.triangles.astype(np.int32)
+        edges = model.topology.edges.astype(np.int32)
+        self.tris: Any = wp.array(tris, dtype=wp.vec3i, device=dev)
+        self.edges: Any = wp.array(edges, dtype=wp.vec2i, device=dev)
+        self.n_tris = len(tris)
+        self.n_edges = len(edges)
+        rest = model.mesh.positions
+        lengths = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
+        self.mean_edge = float(lengths.mean()) if lengths.size else 0.0
+        v3 = k.vec3
+        s = k.scalar
+        self.built_at = wp.zeros(n, dtype=v3, device=dev)
+        self.mean = wp.zeros(1, dtype=v3, device=dev)
+        self.sum_blocks = wp.zeros(max(1, (n + BLOCK - 1) // BLOCK), dtype=v3, device=dev)
+        self.dev_max = wp.zeros(1, dtype=s, device=dev)
+        self.force = wp.ones(1, dtype=wp.int32, device=dev)
+        self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
+        self.maxhalf = wp.zeros(1, dtype=s, device=dev)
+        self.mid = wp.zeros(self.n_edges, dtype=v3, device=dev)
+        self.half = wp.zeros(self.n_edges, dtype=v3, device=dev)
+        self.vertex_grid = _Grid(n, dev)
+        self.edge_grid = _Grid(self.n_edges, dev)
+        self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
+        self.deep = wp.zeros(1, dtype=s, device=dev)
+        self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.touch = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.reverted = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.stats = wp.zeros(kk.STAT_SIZE, dtype=wp.int32, device=dev)
+        self._excl_for: float | None = None
+        self.pt_excluded: Any = None
+        self.ee_excluded: Any = None
+        self.pt = _Candidates(self.n_tris, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_tris),
+                              INITIAL_SLOTS, dev, k)
+        self.ee = _Candidates(self.n_edges, n,
+                              max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_edges),
+                              INITIAL_SLOTS, dev, k)
+
+    # --- host side, once per recording or frame -----------------------------------------------
+    def prepare(self, settings: ClothSettings) -> None:
+        """Rest exclusions for this thickness (host, cached) and a forced rebuild."""
+        t = float(settings.self_thickness)
+        if self._excl_for != t:
+            excl = self.host.exclusions(t)
+            self.pt_excluded = self._per_query(excl.point_triangle, self.n_tris, False)
+            self.ee_excluded = self._per_query(excl.edge_edge, self.n_edges, True)
+            self._excl_for = t
+        self.force.fill_(1)
+
+    def _per_query(self, keys: np.ndarray, queries: int, query_first: bool
+                   ) -> tuple[Any, Any]:
+        """Rest-exclusion keys ``partner * Q + query`` (point-triangle: vertex * T + triangle)
+        or ``query * Q + partner`` (edge-edge: i * E + j, i < j, queried by i) as per-query
+        lists: (start (Q + 1,), partners (K,)), each query's partners ascending."""
+        keys = np.asarray(keys, dtype=np.int64)
+        if query_first:
+            query, partner = keys // queries, keys % queries
+        else:
+            query, partner = keys % queries, keys // queries
+        order = np.lexsort((partner, query))
+        start = np.zeros(queries + 1, dtype=np.int32)
+        np.cumsum(np.bincount(query, minlength=queries), out=start[1:])
+        dev = self.device
+        return (wp.array(start, dtype=wp.int32, device=dev),
+                wp.array(partner[order].astype(np.int32), dtype=wp.int32, device=dev))
+
+    def begin_frame(self) -> None:
+        """Zero the frame's counters and the capacity demand."""
+        self.stats.zero_()
+        for fam in (self.pt, self.ee):
+            fam.need.zero_()
+            fam.need_slots.zero_()
+
+    def grow_if_needed(self) -> bool:
+        """After a frame: grow the candidate buffers that overflowed (True: the frame must be
+        re-recorded and run again from its start; its first substep rebuilds the lists, which
+        the new buffers do not hold)."""
+        grew = False
+        for name in ("pt", "ee"):
+            fam: _Candidates = getattr(self, name)
+            need = int(fam.need.numpy()[0])
+            need_slots = int(fam.need_slots.numpy()[0])
+            if need > fam.capacity or need_slots > fam.slots:
+                cap = fam.capacity
+                if need > cap:
+                    cap = int(need * 1.5) + MIN_CAPACITY
+                slots = max(fam.slots, need_slots + need_slots // 2)
+                setattr(self, name, _Candidates(fam.queries, self.n, cap, slots, self.device,
+                                                self.kb))
+                grew = True
+        if grew:
+            self.stats.zero_()
+            self.force.fill_(1)
+        return grew
+
+    def frame_extra(self, substeps: int) -> dict[str, float]:
+        """The numpy stage's per-frame numbers (:meth:`SelfCollisionStats.frame_extra`)."""
+        st = self.stats.numpy()
+        n = max(substeps, 1)
+        return {
+            "self_pt_candidates": float(st[kk.STAT_PT_CANDIDATES]) / n,
+            "self_ee_candidates": float(st[kk.STAT_EE_CANDIDATES]) / n,
+            "self_pt_contacts": float(st[kk.STAT_PT_CONTACTS]),
+            "self_ee_contacts": float(st[kk.STAT_EE_CONTACTS]),
+            "self_clamped": float(st[kk.STAT_CLAMPED]),
+            "self_rebuilds": float(st[kk.STAT_REBUILDS]),
+            "self_reverted": float(st[kk.STAT_REVERTED]),
+        }
+
+    # --- issued into the frame ----------------------------------------------------------------
+    def issue_predict(self, launch: Any, settings: ClothSettings, h: float, x: Any, v: Any,
+                      v_pred: Any, p: Any, inv_mass: Any) -> None:
+        """Velocity clamp and broad phase (after predict and pins)."""
+        k, s = self.k, self.kb.scalar
+        n = self.n
+        t = float(settings.self_thickness)
+        clamp = float(settings.self_clamp)
+        free = int(np.count_nonzero(self.model.inv_mass > 0.0))
+        blocks = self.sum_blocks.shape[0]
+        if free:
+            launch(k.sum_blocks, blocks, [v, v, 0, inv_mass, 1, BLOCK, self.sum_blocks])
+            launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / free), self.mean])
+            launch(k.clamp_velocity, n, [v, v_pred, x, p, inv_mass, self.mean,
+                                         s(clamp * t / h), s(h), self.stats])
+        # Verlet check: displacement since the build, relative to the mean displacement.
+        # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
+        skin = (ref.REST_EXCLUSION - 1.0 - clamp) * t
+        launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, BLOCK, self.sum_blocks])
+        launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
+        launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
+        launch(k.decide_rebuild, 1, [self.dev_max, s(0.25 * skin * skin), self.force,
+                                     self.rebuild, self.stats, self.maxhalf])
+        gate = self.rebuild
+        radius = (1.0 + clamp) * t + skin
+        launch(k.copy_positions, n, [p, gate, self.built_at])
+        # Point-triangle: vertices in the grid, triangles query.
+        cell = max(radius + 0.5 * self.mean_edge, 1e-9)
+        inv_cell = s(1.0 / cell)
+        g = self.vertex_grid
+        g.issue_build(launch, k, p, inv_cell, gate)
+        pt = self.pt
+        common = [p, self.tris, s(radius), inv_cell, g.mask, g.cell, g.bucket_start, g.entries,
+                  *self.pt_excluded]
+        launch(k.pt_query, self.n_tris, [*common, pt.slots, gate, pt.counts, pt.need_slots,
+                                         pt.scratch, pt.scratch_key])
+        pt.issue_finish(launch, k, gate)
+        # Edge-edge: midpoints in the grid, each edge queries with its box grown by the largest
+        # half extent of any edge.
+        ee = self.ee
+        eg = self.edge_grid
+        launch(k.edge_boxes, self.n_edges, [p, self.edges, gate, self.mid, self.half,
+                                            self.maxhalf])
+        ecell = max(radius + self.mean_edge, 1e-9)
+        e_inv = s(1.0 / ecell)
+        eg.issue_build(launch, k, self.mid, e_inv, gate)
+        common = [p, self.edges, s(radius), self.mid, self.half, self.maxhalf, e_inv, eg.mask,
+                  eg.cell, eg.bucket_start, eg.entries, *self.ee_excluded]
+        launch(k.ee_query, self.n_edges, [*common, ee.slots, gate, ee.counts, ee.need_slots,
+                                          ee.scratch, ee.scratch_key])
+        ee.issue_finish(launch, k, gate)
+        launch(k.add_stat, 1, [pt.count, kk.STAT_PT_CANDIDATES, self.stats])
+        launch(k.add_stat, 1, [ee.count, kk.STAT_EE_CANDIDATES, self.stats])
+
+    def issue_project(self, launch: Any, settings: ClothSettings, p: Any, x: Any,
+                      inv_mass: Any) -> None:
+        """Narrow phase of one solver iteration (after the obstacles): passes, fail-safe."""
+        k, s = self.k, self.kb.scalar
+        n = self.n
+        t = float(settings.self_thickness)
+        band2 = s((ref.CROSSING_BAND * t) ** 2)
+        mu = s(settings.self_friction)
+        interior = s(ref.EDGE_INTERIOR)
+        pt, ee = self.pt, self.ee
+        launch(k.project_begin, 1, [self.state, self.deep])
+        for pass_ in range(ref.PASSES):
+            first = int(pass_ == 0)
+            launch(k.pt_eval, pt.workers, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
+                                           band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
+                                           self.deep, self.touch, self.stats, pt.workers])
+            launch(k.contact_count, n, [pt.inc_start, pt.inc, pt.act, pt.wc, self.state,
+                                        self.touch, pt.cnt])
+            launch(k.contact_apply, n, [pt.inc_start, pt.inc, pt.idx, pt.act, pt.wc, pt.corr,
+                                        pt.cnt, self.state, self.touch, p])
+            launch(k.next_phase, 1, [self.state])
+            launch(k.ee_eval, ee.workers, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
+                                           band2, mu, interior, first, ee.live, ee.act,
+                                           ee.corr, ee.wc, self.deep, self.touch,
+                                           self.stats, ee.workers])
+            launch(k.contact_count, n, [ee.inc_start, ee.inc, ee.act, ee.wc, self.state,
+                                        self.touch, ee.cnt])
+            launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
+                                        ee.cnt, self.state, self.touch, p])
+            launch(k.pass_end, 1, [self.state, self.deep, s(ref.RESOLVED * t)])
+        for _ in range(ref.REVERT_ROUNDS):
+            for fam, edge_pairs in ((pt, 0), (ee, 1)):
+                launch(k.mark_crossed, fam.workers, [p, x, inv_mass, fam.idx, fam.count,
+                                                     edge_pairs, band2, interior, fam.live,
+                                                     self.state, self.flag, self.reverted,
+                                                     fam.workers])
+            launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.stats])
+            launch(k.round_end, 1, [self.state])

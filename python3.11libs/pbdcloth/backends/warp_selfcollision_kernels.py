@@ -1,0 +1,855 @@
+"""Device code of the Warp self-collision stage (see :mod:`.warp_selfcollision`).
+
+The per-pair form of :mod:`pbdcloth.colliders.selfcollision`: the same closest points (Ericson
+2005, "Real-Time Collision Detection", 5.1.5 and 5.1.9), sides from signed volumes at the start
+of the substep, the constraint ``C = n . (x_A - x_B) - t >= 0`` projected as PBD (Müller et al.
+2006, eq. 9) with Coulomb friction in position form (Macklin et al. 2014, eq. 24), Jacobi
+averaging and the fail-safe revert.
+
+Order independence: no kernel here sums floating-point values in an order that depends on
+thread scheduling. Integer counters are added atomically (their values do not depend on order);
+float maxima use ``atomic_max`` (order-free); slots filled through atomic cursors (grid cells,
+per-particle contact lists) are sorted afterwards by a fixed key; corrections are summed per
+particle over its contact list in that sorted order. So a run is bit-identical on the CPU and
+(by construction, untested) on CUDA.
+"""
+
+# mypy: ignore-errors
+# (kernel bodies and annotations are Warp's typed language, checked by Warp's code generator)
+# No ``from __future__ import annotations``: Warp reads the annotations as objects.
+# ruff: noqa: UP018, RUF046, RUF059
+# (Warp needs ``int(0)`` to declare an integer local that loops modify, and ``int(x)`` to
+# convert its floats; tuple results are unpacked whole.)
+import functools
+from types import SimpleNamespace
+from typing import Any
+
+import warp as wp
+
+#: Slots of the per-frame statistics array (int32).
+STAT_CLAMPED = 0
+STAT_REBUILDS = 1
+STAT_PT_CANDIDATES = 2
+STAT_EE_CANDIDATES = 3
+STAT_PT_CONTACTS = 4
+STAT_EE_CONTACTS = 5
+STAT_REVERTED = 6
+STAT_SIZE = 8
+
+#: Slots of the narrow phase's state array (int32).
+ST_DONE = 0  # the passes of this iteration stopped (no contact deeper than RESOLVED t)
+ST_PROJECTED = 1  # some contact was projected in this iteration (the fail-safe runs)
+ST_EPOCH = 2  # count of iterations so far (marks of the fail-safe rounds of this one)
+ST_STOP = 3  # the fail-safe rounds of this iteration stopped (no pair left crossed)
+ST_ANY = 4  # some pair was found crossed in this round
+ST_PASS = 5  # count of passes so far (marks the particles of this pass's contacts)
+ST_PASS_ANY = 6  # some contact in this pass (else the per-particle kernels have nothing to do)
+ST_SIZE = 8
+
+
+@functools.cache
+def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
+    """The self-collision kernels for scalars of ``precision`` ("float32" or "float64")."""
+    scalar: Any = wp.float32 if precision == "float32" else wp.float64
+    vec3: Any = wp.types.vector(3, scalar)
+    vec4: Any = wp.types.vector(4, scalar)
+    module = f"pbdcloth_warp_self_{precision}"
+    wp.set_module_options({"enable_backward": False}, module=module)
+    zero = scalar(0.0)
+    one = scalar(1.0)
+    tiny = scalar(1e-12)
+
+    # --- helpers ------------------------------------------------------------------------------
+    @wp.func(module=module)
+    def listed(start: wp.array(dtype=wp.int32), partners: wp.array(dtype=wp.int32), q: int,
+               x: int) -> int:
+        """1 when ``x`` is among query q's partners ``partners[start[q] : start[q + 1]]`` (a
+        short list: the rest exclusions of one triangle or edge), else 0."""
+        for k in range(start[q], start[q + 1]):
+            if partners[k] == x:
+                return 1
+        return 0
+
+    @wp.func(module=module)
+    def cell_of(x: vec3, inv_cell: scalar) -> wp.vec3i:
+        return wp.vec3i(int(wp.floor(x[0] * inv_cell)), int(wp.floor(x[1] * inv_cell)),
+                        int(wp.floor(x[2] * inv_cell)))
+
+    @wp.func(module=module)
+    def bucket_of(c: wp.vec3i, mask: wp.int64) -> int:
+        """Hash of a cell into a power-of-two table (different cells may share a bucket; the
+        queries keep only the points whose own cell is the one visited)."""
+        h = (wp.int64(c[0]) * wp.int64(73856093)) ^ (wp.int64(c[1]) * wp.int64(19349663)) ^ (
+            wp.int64(c[2]) * wp.int64(83492791))
+        return int(h & mask)
+
+    @wp.func(module=module)
+    def sign(x: scalar) -> scalar:
+        if x >= zero:
+            return one
+        return -one
+
+    @wp.func(module=module)
+    def unit(m: vec3) -> vec3:
+        length = wp.length(m)
+        if length > zero:
+            return m / length
+        return vec3(zero, zero, zero)
+
+    @wp.func(module=module)
+    def safe_div(num: scalar, den: scalar) -> scalar:
+        if den != zero:
+            return num / den
+        return zero
+
+    @wp.func(module=module)
+    def closest_point_triangle(p: vec3, a: vec3, b: vec3, c: vec3):
+        """Barycentrics (u, v, w) of the closest point of abc to p and whether it is inside
+        the face (Ericson 2005, 5.1.5; the regions in his order, as the numpy version)."""
+        ab = b - a
+        ac = c - a
+        ap = p - a
+        d1 = wp.dot(ab, ap)
+        d2 = wp.dot(ac, ap)
+        aa = wp.dot(ab, ab)
+        cc = wp.dot(ac, ac)
+        bc_ = wp.dot(ab, ac)
+        d3 = d1 - aa
+        d4 = d2 - bc_
+        d5 = d1 - bc_
+        d6 = d2 - cc
+        vc = d1 * d4 - d3 * d2
+        vb = d5 * d2 - d1 * d6
+        va = d3 * d6 - d5 * d4
+        den = va + vb + vc
+        v = zero
+        w = zero
+        face = 0
+        d43 = d4 - d3
+        d56 = d5 - d6
+        if d1 <= zero and d2 <= zero:
+            v = zero
+            w = zero
+        elif d3 >= zero and d4 <= d3:
+            v = one
+            w = zero
+        elif vc <= zero and d1 >= zero and d3 <= zero:
+            v = safe_div(d1, d1 - d3)
+            w = zero
+        elif d6 >= zero and d5 <= d6:
+            v = zero
+            w = one
+        elif vb <= zero and d2 >= zero and d6 <= zero:
+            v = zero
+            w = safe_div(d2, d2 - d6)
+        elif va <= zero and d43 >= zero and d56 >= zero:
+            w = safe_div(d43, d43 + d56)
+            v = one - w
+        else:
+            v = safe_div(vb, den)
+            w = safe_div(vc, den)
+            if den > zero:
+                face = 1
+        v = wp.clamp(v, zero, one)
+        w = wp.clamp(w, zero, one - v)
+        return one - v - w, v, w, face
+
+    @wp.func(module=module)
+    def closest_points_segments(p1: vec3, p2: vec3, q1: vec3, q2: vec3):
+        """Parameters (s, t) of the closest points of two segments (Ericson 2005, 5.1.9)."""
+        d1 = p2 - p1
+        d2 = q2 - q1
+        r = p1 - q1
+        a = wp.dot(d1, d1)
+        e = wp.dot(d2, d2)
+        f = wp.dot(d2, r)
+        c = wp.dot(d1, r)
+        b = wp.dot(d1, d2)
+        den = a * e - b * b
+        s = zero
+        if den > tiny * a * e:
+            s = wp.clamp(safe_div(b * f - c * e, den), zero, one)
+        t = safe_div(b * s + f, e)
+        if t < zero:
+            s = wp.clamp(safe_div(-c, a), zero, one)
+        elif t > one:
+            s = wp.clamp(safe_div(b - c, a), zero, one)
+        t = wp.clamp(t, zero, one)
+        return s, t
+
+    # --- generic: zeroing, deterministic sums and scans --------------------------------------
+    @wp.kernel(module=module)
+    def zero_ints(a: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32)):
+        if gate[0] == 0:
+            return
+        a[wp.tid()] = 0
+
+    @wp.kernel(module=module)
+    def sum_blocks(a: wp.array(dtype=vec3), b: wp.array(dtype=vec3), use_b: int,
+                   inv_mass: wp.array(dtype=scalar), free_only: int, block: int,
+                   out: wp.array(dtype=vec3)):
+        """out[k] = sum of a[i] (- b[i]) over block k, in index order (free particles only if
+        ``free_only``): the first level of a fixed-order sum."""
+        k = wp.tid()
+        n = a.shape[0]
+        acc = vec3(zero, zero, zero)
+        for i in range(k * block, wp.min(n, (k + 1) * block)):
+            if free_only == 0 or inv_mass[i] > zero:
+                d = a[i]
+                if use_b != 0:
+                    d = d - b[i]
+                acc = acc + d
+        out[k] = acc
+
+    @wp.kernel(module=module)
+    def sum_final(blocks: wp.array(dtype=vec3), scale: scalar, out: wp.array(dtype=vec3)):
+        """out[0] = scale * (sum of the block sums in order)."""
+        acc = vec3(zero, zero, zero)
+        for k in range(blocks.shape[0]):
+            acc = acc + blocks[k]
+        out[0] = acc * scale
+
+    @wp.kernel(module=module)
+    def scan_blocks(counts: wp.array(dtype=wp.int32), n: int, block: int,
+                    gate: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
+                    block_sums: wp.array(dtype=wp.int32)):
+        """Exclusive scan within each block of ``counts[:n]``; block totals to block_sums."""
+        if gate[0] == 0:
+            return
+        k = wp.tid()
+        acc = int(0)
+        for i in range(k * block, wp.min(n, (k + 1) * block)):
+            offsets[i] = acc
+            acc += counts[i]
+        block_sums[k] = acc
+
+    @wp.kernel(module=module)
+    def scan_top(block_sums: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32),
+                 block_offsets: wp.array(dtype=wp.int32), total: wp.array(dtype=wp.int32)):
+        """Exclusive scan of the block totals; the grand total to total[0]."""
+        if gate[0] == 0:
+            return
+        acc = int(0)
+        for k in range(block_sums.shape[0]):
+            block_offsets[k] = acc
+            acc += block_sums[k]
+        total[0] = acc
+
+    @wp.kernel(module=module)
+    def scan_add(offsets: wp.array(dtype=wp.int32), n: int, block: int,
+                 block_offsets: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32),
+                 total: wp.array(dtype=wp.int32)):
+        """offsets[i] += offset of its block; offsets[n] = the total."""
+        if gate[0] == 0:
+            return
+        i = wp.tid()
+        if i < n:
+            offsets[i] = offsets[i] + block_offsets[i // block]
+        else:
+            offsets[n] = total[0]
+
+    # --- predict: velocity clamp and the Verlet-list check ------------------------------------
+    @wp.kernel(module=module)
+    def clamp_velocity(v: wp.array(dtype=vec3), v_pred: wp.array(dtype=vec3),
+                       x: wp.array(dtype=vec3), p: wp.array(dtype=vec3),
+                       inv_mass: wp.array(dtype=scalar), mean: wp.array(dtype=vec3),
+                       vmax: scalar, h: scalar, stats: wp.array(dtype=wp.int32)):
+        """Free particles' velocity relative to the mean limited to vmax; p = x + h v."""
+        i = wp.tid()
+        if inv_mass[i] <= zero:
+            return
+        m = mean[0]
+        dev = v[i] - m
+        speed2 = wp.dot(dev, dev)
+        if speed2 > vmax * vmax:
+            vi = m + dev * (vmax / wp.sqrt(speed2))
+            v[i] = vi
+            v_pred[i] = vi
+            p[i] = x[i] + vi * h
+            wp.atomic_add(stats, STAT_CLAMPED, 1)
+
+    @wp.kernel(module=module)
+    def deviation_max(p: wp.array(dtype=vec3), built_at: wp.array(dtype=vec3),
+                      mean: wp.array(dtype=vec3), out: wp.array(dtype=scalar)):
+        """out[0] = max |(p - built_at) - mean|^2 (atomic max: order-free)."""
+        i = wp.tid()
+        d = (p[i] - built_at[i]) - mean[0]
+        wp.atomic_max(out, 0, wp.dot(d, d))
+
+    @wp.kernel(module=module)
+    def decide_rebuild(dev_max: wp.array(dtype=scalar), limit2: scalar,
+                       force: wp.array(dtype=wp.int32), rebuild: wp.array(dtype=wp.int32),
+                       stats: wp.array(dtype=wp.int32), maxhalf: wp.array(dtype=scalar)):
+        """rebuild = forced or some particle moved more than skin / 2 relative to the mean."""
+        r = 0
+        if force[0] != 0 or dev_max[0] > limit2:
+            r = 1
+        rebuild[0] = r
+        force[0] = 0
+        dev_max[0] = zero
+        maxhalf[0] = zero
+        if r != 0:
+            wp.atomic_add(stats, STAT_REBUILDS, 1)
+
+    @wp.kernel(module=module)
+    def copy_positions(src: wp.array(dtype=vec3), gate: wp.array(dtype=wp.int32),
+                       dst: wp.array(dtype=vec3)):
+        if gate[0] == 0:
+            return
+        i = wp.tid()
+        dst[i] = src[i]
+
+    # --- broad phase: hashed uniform grid -----------------------------------------------------
+    @wp.kernel(module=module)
+    def grid_cells(points: wp.array(dtype=vec3), inv_cell: scalar, mask: wp.int64,
+                   gate: wp.array(dtype=wp.int32), cell: wp.array(dtype=wp.vec3i),
+                   bucket: wp.array(dtype=wp.int32), bucket_count: wp.array(dtype=wp.int32)):
+        if gate[0] == 0:
+            return
+        i = wp.tid()
+        c = cell_of(points[i], inv_cell)
+        b = bucket_of(c, mask)
+        cell[i] = c
+        bucket[i] = b
+        wp.atomic_add(bucket_count, b, 1)
+
+    @wp.kernel(module=module)
+    def grid_fill(bucket: wp.array(dtype=wp.int32), bucket_start: wp.array(dtype=wp.int32),
+                  gate: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32),
+                  entries: wp.array(dtype=wp.int32)):
+        if gate[0] == 0:
+            return
+        i = wp.tid()
+        b = bucket[i]
+        entries[bucket_start[b] + wp.atomic_add(cursor, b, 1)] = i
+
+    @wp.kernel(module=module)
+    def sort_segments(start: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32),
+                      values: wp.array(dtype=wp.int32)):
+        """Insertion sort of values[start[k] : start[k + 1]] (short segments): fixes the order
+        that atomic cursors left."""
+        if gate[0] == 0:
+            return
+        k = wp.tid()
+        lo = start[k]
+        hi = start[k + 1]
+        for i in range(lo + 1, hi):
+            key = values[i]
+            j = i - 1
+            while j >= lo and values[j] > key:
+                values[j + 1] = values[j]
+                j -= 1
+            values[j + 1] = key
+
+    @wp.kernel(module=module)
+    def edge_boxes(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+                   gate: wp.array(dtype=wp.int32), mid: wp.array(dtype=vec3),
+                   half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
+        """Midpoint and half extent of each edge; maxhalf[0] = largest half extent component."""
+        if gate[0] == 0:
+            return
+        e = wp.tid()
+        a = p[edges[e][0]]
+        b = p[edges[e][1]]
+        m = (a + b) * scalar(0.5)
+        hv = vec3(wp.abs(a[0] - b[0]), wp.abs(a[1] - b[1]), wp.abs(a[2] - b[2])) * scalar(0.5)
+        mid[e] = m
+        half[e] = hv
+        wp.atomic_max(maxhalf, 0, wp.max(hv[0], wp.max(hv[1], hv[2])))
+
+    @wp.func(module=module)
+    def slot_push(q: int, found: int, slots: int, quad: wp.vec4i, key: int,
+                  scratch: wp.array(dtype=wp.vec4i), scratch_key: wp.array(dtype=wp.int32)):
+        """Query q's pair number ``found`` into its slots (dropped past ``slots``: counted,
+        and the frame is run again with more slots)."""
+        if found < slots:
+            scratch[q * slots + found] = quad
+            scratch_key[q * slots + found] = key
+
+    @wp.kernel(module=module)
+    def pt_query(p: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i), radius: scalar,
+                 inv_cell: scalar, mask: wp.int64, cell: wp.array(dtype=wp.vec3i),
+                 bucket_start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+                 excl_start: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int32),
+                 slots: int, gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
+                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
+                 scratch_key: wp.array(dtype=wp.int32)):
+        """Vertices within ``radius`` of triangle tid, not incident, not excluded at rest:
+        written to the triangle's slots in one pass (key: the vertex), counted."""
+        if gate[0] == 0:
+            return
+        t = wp.tid()
+        tri = tris[t]
+        a = p[tri[0]]
+        b = p[tri[1]]
+        c = p[tri[2]]
+        lo = wp.min(wp.min(a, b), c) - vec3(radius, radius, radius)
+        hi = wp.max(wp.max(a, b), c) + vec3(radius, radius, radius)
+        c0 = cell_of(lo, inv_cell)
+        c1 = cell_of(hi, inv_cell)
+        r2 = radius * radius
+        found = int(0)
+        for cx in range(c0[0], c1[0] + 1):
+            for cy in range(c0[1], c1[1] + 1):
+                for cz in range(c0[2], c1[2] + 1):
+                    cc = wp.vec3i(cx, cy, cz)
+                    bk = bucket_of(cc, mask)
+                    for k in range(bucket_start[bk], bucket_start[bk + 1]):
+                        v = entries[k]
+                        if cell[v][0] != cx or cell[v][1] != cy or cell[v][2] != cz:
+                            continue
+                        if v == tri[0] or v == tri[1] or v == tri[2]:
+                            continue
+                        x = p[v]
+                        if x[0] < lo[0] or x[1] < lo[1] or x[2] < lo[2]:
+                            continue
+                        if x[0] > hi[0] or x[1] > hi[1] or x[2] > hi[2]:
+                            continue
+                        u, vv, w, _face = closest_point_triangle(x, a, b, c)
+                        d = x - (a * u + b * vv + c * w)
+                        if wp.dot(d, d) >= r2:
+                            continue
+                        if listed(excl_start, excluded, t, v) != 0:
+                            continue
+                        slot_push(t, found, slots, wp.vec4i(v, tri[0], tri[1], tri[2]), v,
+                                  scratch, scratch_key)
+                        found += 1
+        counts[t] = wp.min(found, slots)
+        if found > slots:
+            wp.atomic_max(need_slots, 0, found)
+
+    @wp.kernel(module=module)
+    def ee_query(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i), radius: scalar,
+                 mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+                 maxhalf: wp.array(dtype=scalar), inv_cell: scalar, mask: wp.int64,
+                 cell: wp.array(dtype=wp.vec3i), bucket_start: wp.array(dtype=wp.int32),
+                 entries: wp.array(dtype=wp.int32), excl_start: wp.array(dtype=wp.int32),
+                 excluded: wp.array(dtype=wp.int32), slots: int,
+                 gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
+                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
+                 scratch_key: wp.array(dtype=wp.int32)):
+        """Edges j > tid whose closest points to edge tid are within ``radius``, not
+        incident, not excluded at rest (the grid holds midpoints; the query box is grown by
+        the largest half extent): written to the edge's slots (key: j), counted."""
+        if gate[0] == 0:
+            return
+        i = wp.tid()
+        ei = edges[i]
+        mi = mid[i]
+        hi_ = half[i]
+        grow = maxhalf[0] + radius
+        lo = mi - hi_ - vec3(grow, grow, grow)
+        hi = mi + hi_ + vec3(grow, grow, grow)
+        c0 = cell_of(lo, inv_cell)
+        c1 = cell_of(hi, inv_cell)
+        p1 = p[ei[0]]
+        p2 = p[ei[1]]
+        r2 = radius * radius
+        reach_i = wp.length(hi_)
+        found = int(0)
+        for cx in range(c0[0], c1[0] + 1):
+            for cy in range(c0[1], c1[1] + 1):
+                for cz in range(c0[2], c1[2] + 1):
+                    bk = bucket_of(wp.vec3i(cx, cy, cz), mask)
+                    # A bucket's entries are sorted: from the last down to the first j > i.
+                    first = bucket_start[bk]
+                    k = bucket_start[bk + 1] - 1
+                    while k >= first:
+                        j = entries[k]
+                        k -= 1
+                        if j <= i:
+                            break
+                        if cell[j][0] != cx or cell[j][1] != cy or cell[j][2] != cz:
+                            continue
+                        dm = mid[j] - mi
+                        hj = half[j]
+                        if wp.abs(dm[0]) > hi_[0] + hj[0] + radius:
+                            continue
+                        if wp.abs(dm[1]) > hi_[1] + hj[1] + radius:
+                            continue
+                        if wp.abs(dm[2]) > hi_[2] + hj[2] + radius:
+                            continue
+                        # Bounding spheres (centre the midpoint, radius the half length |half|).
+                        reach = reach_i + wp.length(hj) + radius
+                        if wp.dot(dm, dm) > reach * reach:
+                            continue
+                        ej = edges[j]
+                        if ei[0] == ej[0] or ei[0] == ej[1] or ei[1] == ej[0] or ei[1] == ej[1]:
+                            continue
+                        q1 = p[ej[0]]
+                        q2 = p[ej[1]]
+                        s, s2 = closest_points_segments(p1, p2, q1, q2)
+                        d = (p1 + (p2 - p1) * s) - (q1 + (q2 - q1) * s2)
+                        if wp.dot(d, d) >= r2:
+                            continue
+                        if listed(excl_start, excluded, i, j) != 0:
+                            continue
+                        slot_push(i, found, slots, wp.vec4i(ei[0], ei[1], ej[0], ej[1]), j,
+                                  scratch, scratch_key)
+                        found += 1
+        counts[i] = wp.min(found, slots)
+        if found > slots:
+            wp.atomic_max(need_slots, 0, found)
+
+    @wp.kernel(module=module)
+    def gather_candidates(counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
+                          slots: int, gate: wp.array(dtype=wp.int32),
+                          scratch: wp.array(dtype=wp.vec4i),
+                          scratch_key: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i)):
+        """Query tid's pairs, sorted by key (a fixed order for any thread order), to
+        out[offsets[tid]:] (those past the end are dropped: the frame is run again)."""
+        if gate[0] == 0:
+            return
+        q = wp.tid()
+        m = counts[q]
+        if m == 0:
+            return
+        base = q * slots
+        for a in range(base + 1, base + m):  # insertion sort of a few pairs
+            key = scratch_key[a]
+            quad = scratch[a]
+            b = a - 1
+            while b >= base and scratch_key[b] > key:
+                scratch_key[b + 1] = scratch_key[b]
+                scratch[b + 1] = scratch[b]
+                b -= 1
+            scratch_key[b + 1] = key
+            scratch[b + 1] = quad
+        start = offsets[q]
+        cap = out.shape[0]
+        for f in range(m):
+            if start + f < cap:
+                out[start + f] = scratch[base + f]
+
+    @wp.kernel(module=module)
+    def finish_candidates(total: wp.array(dtype=wp.int32), cap: int,
+                          gate: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32),
+                          need: wp.array(dtype=wp.int32)):
+        """count = the candidates kept (at most the capacity); need = the largest total seen."""
+        if gate[0] == 0:
+            return
+        count[0] = wp.min(total[0], cap)
+        need[0] = wp.max(need[0], total[0])
+
+    @wp.kernel(module=module)
+    def add_stat(count: wp.array(dtype=wp.int32), slot: int, stats: wp.array(dtype=wp.int32)):
+        stats[slot] = stats[slot] + count[0]
+
+    @wp.kernel(module=module)
+    def incidence_count(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
+                        gate: wp.array(dtype=wp.int32), per_particle: wp.array(dtype=wp.int32),
+                        stride: int):
+        if gate[0] == 0:
+            return
+        for c in range(wp.tid(), count[0], stride):
+            q = idx[c]
+            for k in range(4):
+                wp.atomic_add(per_particle, q[k], 1)
+
+    @wp.kernel(module=module)
+    def incidence_fill(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
+                       start: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32),
+                       cursor: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+                       stride: int):
+        """Each particle's list of (candidate * 4 + corner); sorted afterwards."""
+        if gate[0] == 0:
+            return
+        for c in range(wp.tid(), count[0], stride):
+            q = idx[c]
+            for k in range(4):
+                entries[start[q[k]] + wp.atomic_add(cursor, q[k], 1)] = c * 4 + k
+
+    # --- narrow phase -------------------------------------------------------------------------
+    @wp.kernel(module=module)
+    def project_begin(state: wp.array(dtype=wp.int32), deep: wp.array(dtype=scalar)):
+        state[ST_DONE] = 0
+        state[ST_PROJECTED] = 0
+        state[ST_EPOCH] = state[ST_EPOCH] + 1
+        state[ST_STOP] = 0
+        state[ST_ANY] = 0
+        state[ST_PASS] = state[ST_PASS] + 1
+        state[ST_PASS_ANY] = 0
+        deep[0] = zero
+
+    @wp.func(module=module)
+    def pt_geometry(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3), q: wp.vec4i,
+                    band2: scalar):
+        """Point-triangle pair q = (vertex, a, b, c): near (within the band), coefficients,
+        x_A - x_B now and at the start, unit geometric normal, start side (0: none)."""
+        xp = p[q[0]]
+        a = p[q[1]]
+        b = p[q[2]]
+        c = p[q[3]]
+        u, v, w, face = closest_point_triangle(xp, a, b, c)
+        diff = xp - (a * u + b * v + c * w)
+        dist2 = wp.dot(diff, diff)
+        coef = vec4(one, -u, -v, -w)
+        z = vec3(zero, zero, zero)
+        if dist2 >= band2:
+            return 0, coef, diff, dist2, z, z, zero
+        p0 = x0[q[0]]
+        a0 = x0[q[1]]
+        b0 = x0[q[2]]
+        c0 = x0[q[3]]
+        diff0 = p0 - (a0 * u + b0 * v + c0 * w)
+        m = wp.cross(b - a, c - a)
+        m0 = wp.cross(b0 - a0, c0 - a0)
+        side0 = zero
+        if face != 0:
+            side0 = sign(wp.dot(p0 - a0, m0)) * sign(wp.dot(m0, m))
+        return 1, coef, diff, dist2, diff0, unit(m), side0
+
+    @wp.func(module=module)
+    def ee_geometry(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3), q: wp.vec4i,
+                    band2: scalar, interior: scalar):
+        """Edge-edge pair q = (p1, p2, q1, q2): as pt_geometry, but near = 2 when the pair is
+        within the band and both closest points are inside their edges (a possible contact),
+        1 when it is only within the band."""
+        p1 = p[q[0]]
+        p2 = p[q[1]]
+        q1 = p[q[2]]
+        q2 = p[q[3]]
+        s, s2 = closest_points_segments(p1, p2, q1, q2)
+        diff = (p1 + (p2 - p1) * s) - (q1 + (q2 - q1) * s2)
+        dist2 = wp.dot(diff, diff)
+        coef = vec4(one - s, s, s2 - one, -s2)
+        z = vec3(zero, zero, zero)
+        hi = one - interior
+        if dist2 >= band2:
+            return 0, coef, diff, dist2, z, z, zero
+        if s <= interior or s >= hi or s2 <= interior or s2 >= hi:
+            return 1, coef, diff, dist2, z, z, zero
+        x1 = x0[q[0]]
+        x2 = x0[q[1]]
+        y1 = x0[q[2]]
+        y2 = x0[q[3]]
+        diff0 = (x1 + (x2 - x1) * s) - (y1 + (y2 - y1) * s2)
+        m = wp.cross(p2 - p1, q2 - q1)
+        m0 = wp.cross(x2 - x1, y2 - y1)
+        side0 = sign(wp.dot(x1 - y1, m0)) * sign(wp.dot(m0, m))
+        return 2, coef, diff, dist2, diff0, unit(m), side0
+
+    @wp.func(module=module)
+    def contact_normal(diff: vec3, dist2: scalar, normal: vec3, side0: scalar, t: scalar):
+        """Unit normal on A's start side and the signed distance along it."""
+        n = normal * side0
+        if side0 == zero:
+            dist = wp.sqrt(dist2)
+            n = normal
+            if dist > scalar(1e-9) * t:
+                n = diff / dist
+        return n, wp.dot(n, diff)
+
+    @wp.func(module=module)
+    def respond(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                inv_mass: wp.array(dtype=scalar), q: wp.vec4i, near: int, coef: vec4,
+                diff: vec3, dist2: scalar, diff0: vec3, normal: vec3, side0: scalar,
+                t: scalar, mu: scalar, c: int, act: wp.array(dtype=wp.int32),
+                corr: wp.array(dtype=vec3), wc_out: wp.array(dtype=vec4),
+                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
+                pass_id: int) -> int:
+        """Contact c's correction direction: act[c] = 1 and corr[c] = (push-out minus
+        friction) / W, wc_out[c] = w_k coef_k, when the pair is a contact; else act[c] = 0."""
+        act[c] = 0
+        if near == 0:
+            return 0
+        n, signed = contact_normal(diff, dist2, normal, side0, t)
+        if signed >= t:
+            return 0
+        wc = vec4(inv_mass[q[0]] * coef[0], inv_mass[q[1]] * coef[1],
+                  inv_mass[q[2]] * coef[2], inv_mass[q[3]] * coef[3])
+        big_w = wc[0] * coef[0] + wc[1] * coef[1] + wc[2] * coef[2] + wc[3] * coef[3]
+        if big_w <= zero or wp.dot(n, n) <= zero:
+            return 0
+        depth = t - signed
+        delta = n * depth
+        if mu > zero:
+            slip = diff - diff0
+            slip = slip - n * wp.dot(slip, n)
+            slip_len = wp.length(slip)
+            delta = delta - slip * wp.min(safe_div(mu * depth, slip_len), one)
+        act[c] = 1
+        corr[c] = delta / big_w
+        wc_out[c] = wc
+        wp.atomic_max(deep, 0, depth)
+        for k in range(4):
+            if wc[k] != zero:
+                touch[q[k]] = pass_id
+        return 1
+
+    @wp.kernel(module=module)
+    def pt_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
+                band2: scalar, mu: scalar, first: int, live: wp.array(dtype=wp.int32),
+                act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
+                wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32),
+                stride: int):
+        """One pass over the point-triangle pairs still within the band at the previous pass
+        (all pairs at the first), as the numpy stage's shrinking lists."""
+        if state[ST_DONE] != 0:
+            return
+        for c in range(wp.tid(), count[0], stride):
+            if first == 0 and live[c] == 0:
+                act[c] = 0
+                continue
+            q = idx[c]
+            near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+            live[c] = near
+            if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t,
+                       mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
+                state[ST_PROJECTED] = 1
+                state[ST_PASS_ANY] = 1
+                wp.atomic_add(stats, STAT_PT_CONTACTS, 1)
+
+    @wp.kernel(module=module)
+    def ee_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
+                band2: scalar, mu: scalar, interior: scalar, first: int,
+                live: wp.array(dtype=wp.int32), act: wp.array(dtype=wp.int32),
+                corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
+                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
+                stats: wp.array(dtype=wp.int32), stride: int):
+        """As pt_eval for the edge pairs (contacts only where near = 2)."""
+        if state[ST_DONE] != 0:
+            return
+        for c in range(wp.tid(), count[0], stride):
+            if first == 0 and live[c] == 0:
+                act[c] = 0
+                continue
+            q = idx[c]
+            near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
+                                                                        interior)
+            live[c] = wp.min(near, 1)
+            if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0,
+                       t, mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
+                state[ST_PROJECTED] = 1
+                state[ST_PASS_ANY] = 1
+                wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
+
+    @wp.kernel(module=module)
+    def contact_count(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+                      act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
+                      state: wp.array(dtype=wp.int32), touch: wp.array(dtype=wp.int32),
+                      cnt: wp.array(dtype=wp.int32)):
+        """cnt[i] = contacts this pass in which particle i moves (0 unless touched)."""
+        i = wp.tid()
+        if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0:
+            return
+        if touch[i] != state[ST_PASS]:
+            cnt[i] = 0
+            return
+        n = int(0)
+        for e in range(start[i], start[i + 1]):
+            c = entries[e] // 4
+            if act[c] != 0 and wc[c][entries[e] % 4] != zero:
+                n += 1
+        cnt[i] = n
+
+    @wp.kernel(module=module)
+    def contact_apply(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+                      idx: wp.array(dtype=wp.vec4i), act: wp.array(dtype=wp.int32),
+                      wc: wp.array(dtype=vec4), corr: wp.array(dtype=vec3),
+                      cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
+                      touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3)):
+        """p[i] += sum over its contacts (in list order) of w_i coef_i lambda / (the largest
+        contact count among the contact's moving particles)."""
+        i = wp.tid()
+        if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
+            return
+        dp = vec3(zero, zero, zero)
+        touched = int(0)
+        for e in range(start[i], start[i + 1]):
+            c = entries[e] // 4
+            if act[c] == 0:
+                continue
+            w = wc[c]
+            wk = w[entries[e] % 4]
+            if wk == zero:
+                continue
+            q = idx[c]
+            most = int(1)
+            for k in range(4):
+                if w[k] != zero:
+                    most = wp.max(most, cnt[q[k]])
+            dp = dp + corr[c] * (wk / scalar(most))
+            touched = 1
+        if touched != 0:
+            p[i] = p[i] + dp
+
+    @wp.kernel(module=module)
+    def next_phase(state: wp.array(dtype=wp.int32)):
+        """Between the point-triangle and the edge-edge half of a pass: new touch marks."""
+        state[ST_PASS] = state[ST_PASS] + 1
+        state[ST_PASS_ANY] = 0
+
+    @wp.kernel(module=module)
+    def pass_end(state: wp.array(dtype=wp.int32), deep: wp.array(dtype=scalar),
+                 resolved: scalar):
+        if state[ST_DONE] == 0 and deep[0] <= resolved:
+            state[ST_DONE] = 1
+        deep[0] = zero
+        state[ST_PASS] = state[ST_PASS] + 1
+        state[ST_PASS_ANY] = 0
+
+    @wp.kernel(module=module)
+    def mark_crossed(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                     inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                     count: wp.array(dtype=wp.int32), edge_pairs: int, band2: scalar,
+                     interior: scalar, live: wp.array(dtype=wp.int32),
+                     state: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32),
+                     reverted: wp.array(dtype=wp.int32), stride: int):
+        """Fail-safe: flag the free, not yet reverted particles of pairs (of those within the
+        band at the last pass) on the wrong side."""
+        if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
+            return
+        for c in range(wp.tid(), count[0], stride):
+            if live[c] == 0:
+                continue
+            q = idx[c]
+            near = int(0)
+            coef = vec4()
+            diff = vec3()
+            dist2 = zero
+            diff0 = vec3()
+            normal = vec3()
+            side0 = zero
+            if edge_pairs != 0:
+                near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
+                                                                            interior)
+            else:
+                near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+            if near != 1 + edge_pairs or side0 == zero:
+                continue
+            if wp.dot(normal * side0, diff) >= zero:
+                continue
+            epoch = state[ST_EPOCH]
+            for k in range(4):
+                i = q[k]
+                if inv_mass[i] > zero and reverted[i] != epoch:
+                    flag[i] = epoch
+                    state[ST_ANY] = 1
+
+    @wp.kernel(module=module)
+    def revert_apply(x0: wp.array(dtype=vec3), flag: wp.array(dtype=wp.int32),
+                     state: wp.array(dtype=wp.int32), reverted: wp.array(dtype=wp.int32),
+                     p: wp.array(dtype=vec3), stats: wp.array(dtype=wp.int32)):
+        i = wp.tid()
+        if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
+            return
+        epoch = state[ST_EPOCH]
+        if flag[i] == epoch and reverted[i] != epoch:
+            p[i] = x0[i]
+            reverted[i] = epoch
+            wp.atomic_add(stats, STAT_REVERTED, 1)
+
+    @wp.kernel(module=module)
+    def round_end(state: wp.array(dtype=wp.int32)):
+        if state[ST_ANY] == 0:
+            state[ST_STOP] = 1
+        state[ST_ANY] = 0
+
+    return SimpleNamespace(**{k: v for k, v in locals().items()
+                              if not k.startswith("_") and k not in ("precision",)})
