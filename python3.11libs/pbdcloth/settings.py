@@ -369,10 +369,10 @@ class ClothSettings(DeclaredSettings):
     self_clamp: float = _declare(
         0.5, kind=KIND_FLOAT, label="Self Motion Clamp", group=GROUP_SELF, minimum=0.01,
         maximum=0.5,
-        help="With self collision on, each substep limits every particle's speed to "
-        "self_clamp * self_thickness / h (h = substep), so no particle moves more than this "
-        "fraction of the thickness per substep and no two close in by a whole thickness. Fast "
-        "cloth needs more substeps.",
+        help="With self collision on, each substep limits every particle's speed relative to "
+        "the cloth's mean velocity to self_clamp * self_thickness / h (h = substep), so no two "
+        "particles close in by more than a thickness per substep while the cloth as a whole "
+        "falls or flies freely. Cloth that crumples fast needs more substeps.",
     )
 
     # Derived quantities ---------------------------------------------------------------------
