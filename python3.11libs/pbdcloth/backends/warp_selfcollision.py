@@ -334,14 +334,14 @@ class WarpSelfCollision:
                                          s(clamp * t / h), s(h), self.stats])
         # Verlet check: displacement since the build, relative to the mean displacement.
         # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
-        skin = (ref.REST_EXCLUSION - 1.0 - clamp) * t
+        r, skin = ref.list_radii(t, clamp)
         launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, BLOCK, self.sum_blocks])
         launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
         launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
         launch(k.decide_rebuild, 1, [self.dev_max, s(0.25 * skin * skin), self.force,
                                      self.rebuild, self.stats, self.maxhalf])
         gate = self.rebuild
-        radius = (1.0 + clamp) * t + skin
+        radius = r + skin
         launch(k.copy_positions, n, [p, gate, self.built_at])
         # Point-triangle: vertices in the grid, triangles query.
         cell = max(radius + 0.5 * self.mean_edge, 1e-9)

@@ -138,6 +138,13 @@ REVERT_ROUNDS = 8
 CELL_SCALE = 1.0
 
 
+def list_radii(thickness: float, clamp: float) -> tuple[float, float]:
+    """(r, skin) of the candidate lists [m]: ``r = (1 + c) t`` must be listed at every substep,
+    and ``skin = (REST_EXCLUSION - 1 - c) t`` makes the list radius ``r + skin`` the rest
+    exclusion radius (see the module docstring, step 2)."""
+    return (1.0 + clamp) * thickness, (REST_EXCLUSION - 1.0 - clamp) * thickness
+
+
 # --- geometry ----------------------------------------------------------------------------------
 def _dot(a: F, b: F) -> F:
     """Column-wise dot product of (3, K) arrays, shape (K,)."""
@@ -505,8 +512,7 @@ class SelfCollision:
         """
         st = self.stats
         st.substeps += 1
-        r = thickness * (1.0 + clamp)
-        skin = (REST_EXCLUSION - 1.0 - clamp) * thickness
+        r, skin = list_radii(thickness, clamp)
         t0 = time.perf_counter()
         rebuild = (self._pt is None or self._built_with != (thickness, clamp)
                    or self._built_at is None)
