@@ -66,12 +66,15 @@ def _stage(pos: np.ndarray, tris: np.ndarray, X: np.ndarray, P: np.ndarray,
 def test_warp_candidates_contain_every_close_non_neighbour_pair() -> None:
     """Candidates of the device broad phase versus brute force over all pairs (the same
     neighbour rule as the numpy stage: incidence only, the crumpled grid's rest shape excludes
-    nothing more), at the list radius (1 + clamp) t + skin = REST_EXCLUSION t = 2.4 cm."""
+    nothing more), at the list radius r + skin (the crumpled grid's rest gap puts it at the
+    cap, (1 + clamp + MAX_SKIN) t = 3 cm, above REST_EXCLUSION t = 2.4 cm)."""
     pos, tris, x = _crumpled()
     t = 0.015
     s = ClothSettings(self_collision=True, self_thickness=t, self_clamp=0.5)
-    r = REST_EXCLUSION * t
     _, sc = _stage(pos, tris, x, x, s, "float64", project=False)
+    r_contact, skin = sc.host.list_radii(t, 0.5)
+    r = r_contact + skin
+    assert r > REST_EXCLUSION * t
     n = len(x)
     ring = np.eye(n, dtype=bool)  # a vertex is its own only neighbour: incidence alone
     count = int(sc.pt.count.numpy()[0])
@@ -146,8 +149,8 @@ def test_warp_projection_matches_the_numpy_stage(monkeypatch: Any, passes: int) 
     a contact solved to exactly the thickness by a pass is or is not a contact in the next
     by the last bit of its distance, and when it is, it changes the Jacobi divisor of its
     neighbours' corrections. The numpy stage itself, given positions perturbed by 1e-15 m,
-    moves by up to ~1e-4 m then (measured); the Warp result must lie no farther from it than
-    the farthest of three such perturbed numpy runs (and below 1e-4 m, t / 150)."""
+    moves by up to ~2e-4 m then (measured); the Warp result must lie no farther from it than
+    the farthest of three such perturbed numpy runs (and below 3e-4 m, t / 50)."""
     monkeypatch.setattr(selfcollision, "PASSES", passes)
     pos, tris, X = _crumpled()
     rng = np.random.default_rng(7)
@@ -174,7 +177,7 @@ def test_warp_projection_matches_the_numpy_stage(monkeypatch: Any, passes: int) 
         return
     spread = max(np.abs(numpy_stage(P + np.random.default_rng(seed).normal(
         scale=1e-15, size=P.shape)) - want).max() for seed in range(3))
-    assert spread < 1e-4
+    assert spread < 3e-4
     np.testing.assert_allclose(out, want, atol=max(spread, 1e-12), rtol=0)
 
 

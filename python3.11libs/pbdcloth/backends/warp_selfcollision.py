@@ -14,9 +14,11 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
    ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
    rebuild is due, so a frame replays the same launches either way.
-3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (REST_EXCLUSION - 1 - c) t``:
-   the list radius is the rest exclusion radius, as in the numpy stage, so unstrained cloth
-   lists nothing): a hashed uniform grid (cells of about the query radius, a power-of-two
+3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, the skin of the numpy stage's
+   :meth:`~pbdcloth.colliders.selfcollision.SelfCollision.list_radii`: the list radius lies
+   between the rest exclusion radius and 0.9 times the rest gap, so unstrained cloth lists
+   nothing; the device lists are always built in full: the numpy stage's partial updates,
+   and its narrow phase's skipping of unchanged pairs, are not ported): a hashed uniform grid (cells of about the query radius, a power-of-two
    bucket table; counting sort of the points into buckets) over the vertices, and one over
    the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
    keeps the vertices (the edges ``j > i``, read from the end of each sorted bucket) that
@@ -314,6 +316,7 @@ class WarpSelfCollision:
             "self_ee_contacts": float(st[kk.STAT_EE_CONTACTS]),
             "self_clamped": float(st[kk.STAT_CLAMPED]),
             "self_rebuilds": float(st[kk.STAT_REBUILDS]),
+            "self_partial_rebuilds": 0.0,  # the device lists are always built in full
             "self_reverted": float(st[kk.STAT_REVERTED]),
         }
 
@@ -334,7 +337,7 @@ class WarpSelfCollision:
                                          s(clamp * t / h), s(h), self.stats])
         # Verlet check: displacement since the build, relative to the mean displacement.
         # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
-        r, skin = ref.list_radii(t, clamp)
+        r, skin = self.host.list_radii(t, clamp)
         launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, BLOCK, self.sum_blocks])
         launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
         launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])

@@ -12,28 +12,40 @@ Substep (called from the numpy backend; ``h`` the substep, ``c`` = ``self_clamp`
    flying cloth keeps its speed: within a substep's prediction no two particles close in by
    more than ``2 c t <= t``.
 2. ``begin_substep`` (broad phase, on the predicted positions): candidate pairs are kept in
-   Verlet lists (Verlet 1967, the neighbour lists of molecular dynamics). A list is built with
-   the radius ``r + skin``, ``r = (1 + c) t``, and reused until some particle has moved by more
-   than ``skin / 2`` relative to the mean motion since the build; a pair's separation then
-   cannot have shrunk by more than ``skin``, so every pair closer than ``r`` is in the list.
-   The skin makes the list radius equal to the rest-shape exclusion radius,
-   ``skin = (pi / 2 - 1 - c) t`` (at least 0.07 t, as c <= 1/2): pairs that are as far apart as
-   at rest are then never listed, so a cloth that is flat (or unstrained) has no candidates at
-   all and only folded or compressed regions have any. (A larger skin would list the ring of
-   mesh neighbours between the exclusion radius and the list radius on every flat patch, which
-   at 10k particles was ~700k pairs, nearly all of the narrow phase's work.) A build joins boxes and points with :class:`SweepGrid`: point-triangle takes
-   each triangle's box grown by the radius against the vertices, edge-edge each edge's box
-   against the other edges' boxes (midpoints with their half extents, each pair once). Then,
-   cheapest test first: neighbours removed, bounding spheres within the radius.
+   Verlet lists (Verlet 1967, the neighbour lists of molecular dynamics), against reference
+   positions ``R``: every pair that is not listed was at least ``r + skin`` apart at ``R``,
+   ``r = (1 + c) t``. A pair's separation now differs from that by at most the sum of two of
+   its particles' deviations ``|(P_k - R_k) - m|`` (``m`` the mean displacement), so while no
+   particle deviates by more than ``skin / 2`` every pair closer than ``r`` is listed.
+   Particles that do (*movers*) get new references ``P - m``, and only the pairs that involve
+   a mover are dropped and searched again (a partial update, which gives exactly the list a
+   full build at ``R`` would; more than ``PARTIAL_LIMIT`` movers, a full build). A cloth
+   settling in folds moves in few places at a time: at 10k particles in the folded fold scene
+   a few percent of the particles are movers in a substep.
+   The skin keeps flat cloth out of the lists: the list radius ``r + skin`` is at least the
+   rest exclusion radius ``REST_EXCLUSION t`` (skin >= (pi / 2 - 1 - c) t >= 0.07 t) and at
+   most ``GAP_FRACTION`` times the rest gap, the smallest rest distance of a pair that is not
+   excluded (``rest_gap``; capped at ``r + MAX_SKIN t``). Pairs as far apart as at rest (or
+   strained by less than 10 %) are then never listed, so a cloth that is flat or unstrained
+   has no candidates at all and only folded or compressed regions have any. (A radius past
+   the gap would list the ring of mesh neighbours at the gap on every flat patch, which at 10k
+   particles is ~400k pairs, nearly all of the narrow phase's work.)
+   A search joins boxes and points with :class:`SweepGrid`: point-triangle takes each
+   triangle's box grown by the radius against the vertices (a partial update also each moving
+   vertex against the other triangles' grown boxes), edge-edge each edge's box against the
+   other edges' boxes (midpoints with their half extents). Then, cheapest test first:
+   neighbours removed, bounding spheres within the radius, closest points within it, rest
+   exclusions. Lists are kept in the order of their pair keys, so their order depends only on
+   their content.
    Why not a hash built once per frame with a radius covering the frame's motion (Ten Minute
    Physics)? With ``n`` substeps that radius is ``t + 2 n c t``, about ``n`` times ``r``, and the
    candidates of a flat cloth grow with its square: at 10k particles and 30 substeps, tens of
-   millions of pairs. Verlet lists rebuild as often as the motion requires: once in several
-   frames for a cloth at rest or falling as a whole, every substep or two while it crumples.
+   millions of pairs. Verlet lists are updated where the motion requires it.
 3. ``project`` (narrow phase, last in every solver iteration, after the obstacles): bounding
    spheres cull the candidates to the pairs within the crossing band (``CROSSING_BAND t``), then
    up to ``PASSES`` Jacobi passes, each stopping early once no contact is deeper than
-   ``RESOLVED t``:
+   ``RESOLVED t``. After the first pass only the pairs whose particles have moved enough to
+   matter are evaluated again (:class:`_Tracked`; the result is that of evaluating all):
 
    * point-triangle: closest point ``q = u a + v b + w c`` of the triangle to the vertex ``p``
      (Ericson 2005, "Real-Time Collision Detection", 5.1.5: Voronoi regions in barycentrics);
@@ -99,6 +111,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -138,11 +151,34 @@ REVERT_ROUNDS = 8
 CELL_SCALE = 1.0
 
 
-def list_radii(thickness: float, clamp: float) -> tuple[float, float]:
-    """(r, skin) of the candidate lists [m]: ``r = (1 + c) t`` must be listed at every substep,
-    and ``skin = (REST_EXCLUSION - 1 - c) t`` makes the list radius ``r + skin`` the rest
-    exclusion radius (see the module docstring, step 2)."""
-    return (1.0 + clamp) * thickness, (REST_EXCLUSION - 1.0 - clamp) * thickness
+#: The candidate lists reach at most this many thicknesses beyond the contact reach ``r``
+#: (more skin means fewer list updates but more listed pairs in folded regions).
+MAX_SKIN = 0.25
+
+#: ... and stay below this fraction of the rest gap (the smallest rest distance of a pair that
+#: is not excluded), so that a cloth strained by less than 1 - GAP_FRACTION lists nothing.
+GAP_FRACTION = 0.9
+
+#: A list update refreshes only the particles that moved more than half the skin (and their
+#: pairs) while they are at most this fraction of all particles; beyond it, a full build is
+#: cheaper.
+PARTIAL_LIMIT = 0.25
+
+
+def list_radii(thickness: float, clamp: float, gap: float | None = None) -> tuple[float, float]:
+    """(r, skin) of the candidate lists [m] (module docstring, step 2).
+
+    ``r = (1 + c) t`` must be listed at every substep. The list radius ``r + skin`` is at least
+    the rest exclusion radius ``REST_EXCLUSION t`` (so skin >= (pi / 2 - 1 - c) t >= 0.07 t);
+    given the model's rest ``gap`` (:meth:`SelfCollision.rest_gap`) it grows to
+    ``GAP_FRACTION gap``, at most ``r + MAX_SKIN t``: pairs that are as far apart as at rest
+    (or strained by less than 10 %) are then still not listed.
+    """
+    r = (1.0 + clamp) * thickness
+    radius = REST_EXCLUSION * thickness
+    if gap is not None:
+        radius = max(radius, min(GAP_FRACTION * gap, r + MAX_SKIN * thickness))
+    return r, radius - r
 
 
 # --- geometry ----------------------------------------------------------------------------------
@@ -377,6 +413,47 @@ def _not_in(keys: NDArray[np.int64], table: NDArray[np.int64]) -> NDArray[np.boo
     return table[slot] != keys
 
 
+def _sorted_pairs(a: I, b: I, width: int) -> tuple[I, I]:
+    """Pairs (a, b) in the order of the key ``a * width + b``: a list's order then depends only
+    on its content, whether it was built at once or updated in parts."""
+    order = np.argsort(a.astype(np.int64) * width + b, kind="stable")
+    return a.take(order), b.take(order)
+
+
+@dataclass(frozen=True)
+class _TriangleBoxes:
+    """Corners (3, T) each, boxes grown by a radius (3, T) and bounding spheres of triangles."""
+
+    a: F
+    b: F
+    c: F
+    lo: F
+    hi: F
+    centre: F
+    radius: F
+
+    @staticmethod
+    def of(P: F, tri: I, grow: float) -> _TriangleBoxes:
+        a, b, c = _col(P, tri[0]), _col(P, tri[1]), _col(P, tri[2])
+        centre, radius = _triangle_spheres(a, b, c)
+        return _TriangleBoxes(a=a, b=b, c=c, lo=np.minimum(np.minimum(a, b), c) - grow,
+                              hi=np.maximum(np.maximum(a, b), c) + grow, centre=centre,
+                              radius=radius)
+
+
+@dataclass(frozen=True)
+class _EdgeBoxes:
+    """Midpoints (3, E) and half extents (3, E) of edges."""
+
+    mid: F
+    half: F
+
+    @staticmethod
+    def of(P: F, e: I) -> _EdgeBoxes:
+        p, q = _col(P, e[0]), _col(P, e[1])
+        return _EdgeBoxes(mid=0.5 * (p + q), half=0.5 * np.abs(p - q))
+
+
 # --- the self-collision stage ------------------------------------------------------------------
 @dataclass
 class SelfCollisionStats:
@@ -384,7 +461,11 @@ class SelfCollisionStats:
 
     substeps: int = 0
     rebuilds: int = 0
-    """Candidate list builds (at most one per substep)."""
+    """Full builds of the candidate lists (at most one per substep)."""
+    partial_rebuilds: int = 0
+    """Partial updates of the lists (the movers' pairs only; at most one per substep)."""
+    refreshed: int = 0
+    """Particles whose pairs a partial update searched again (summed)."""
     point_triangle_candidates: int = 0
     edge_edge_candidates: int = 0
     point_triangle_contacts: int = 0
@@ -411,6 +492,7 @@ class SelfCollisionStats:
             "self_ee_contacts": float(self.edge_edge_contacts),
             "self_clamped": float(self.clamped),
             "self_rebuilds": float(self.rebuilds),
+            "self_partial_rebuilds": float(self.partial_rebuilds),
             "self_reverted": float(self.reverted),
         }
 
@@ -437,6 +519,73 @@ class _Contacts:
     """+1 or -1: the side of the geometric normal that A was on at the start of the substep,
     (K,); 0 where the pair has no side (a vertex nearest to an edge or corner of the
     triangle)."""
+    rows: I
+    """Index of each pair among the pairs within the band that it was found in, (K,)."""
+
+
+#: Skip pairs whose particles have not moved enough since their last evaluation to matter
+#: (:class:`_Tracked`); False evaluates every pair in every pass (same result, for tests).
+SKIP_UNCHANGED = True
+
+ContactFn = Callable[[F, F, Quad, float], tuple[I, F, "_Contacts | None"]]
+
+
+@dataclass
+class _Tracked:
+    """One family's candidate pairs during a narrow phase, with what their last evaluation
+    found, so that a pass evaluates only the pairs that can have changed.
+
+    ``moved`` (N,) sums the length of every correction a particle received in this narrow
+    phase, so a pair's relative displacement since its last evaluation is at most
+    ``2 (max_k moved_k - base)``, ``base`` the least ``moved`` of its particles then. Its
+    distance, and a sided pair's signed distance (the side cannot change without the pair
+    passing through zero distance), have then changed by no more than that.
+    """
+
+    pairs: Quad
+    alive: NDArray[np.bool_]
+    """Within the crossing band when last evaluated (never evaluated: True)."""
+    unsigned: F
+    """Distance at the last evaluation [m] (-inf: never evaluated)."""
+    signed: F
+    """Signed distance at the last evaluation [m] (negative: crossed; -inf: never evaluated)."""
+    base: F
+    """Least ``moved`` of the pair's particles at its last evaluation [m]."""
+
+    @staticmethod
+    def of(pairs: Quad) -> _Tracked:
+        k = pairs[0].size
+        return _Tracked(pairs=pairs, alive=np.ones(k, dtype=bool), unsigned=np.full(k, -np.inf),
+                        signed=np.full(k, -np.inf), base=np.zeros(k))
+
+    def evaluate(self, fn: ContactFn, P: F, X: F, band: float, t: float, moved: F,
+                 crossing: bool) -> _Contacts | None:
+        """Evaluate (``fn``) the pairs that may be contacts (``crossing``: may have crossed)
+        and remember what was found. Returns their contact geometry, in list order."""
+        a, b, c, d = self.pairs
+        idx = np.flatnonzero(self.alive)
+        if SKIP_UNCHANGED and idx.size:
+            reach = np.maximum(np.maximum(moved.take(a), moved.take(b)),
+                               np.maximum(moved.take(c), moved.take(d))) - self.base
+            if crossing:
+                slack = np.where(self.signed < 0.0, -np.inf, self.unsigned)
+            else:
+                slack = self.signed - t
+            idx = np.flatnonzero(self.alive & (2.0 * reach >= slack))
+        near, d2, contacts = fn(P, X, (a.take(idx), b.take(idx), c.take(idx), d.take(idx)), band)
+        self.alive[idx] = False
+        ev = idx.take(near)
+        self.alive[ev] = True
+        unsigned = np.sqrt(d2)
+        signed = unsigned.copy()
+        if contacts is not None:
+            signed[contacts.rows] = _contact_normal(contacts, t)[1]
+        self.unsigned[ev] = unsigned
+        self.signed[ev] = signed
+        ea, eb, ec, ed = a.take(ev), b.take(ev), c.take(ev), d.take(ev)
+        self.base[ev] = np.minimum(np.minimum(moved.take(ea), moved.take(eb)),
+                                   np.minimum(moved.take(ec), moved.take(ed)))
+        return contacts
 
 
 @dataclass(frozen=True)
@@ -473,8 +622,10 @@ class SelfCollision:
         self.stats = SelfCollisionStats()
         self._pt: tuple[I, I] | None = None
         self._ee: tuple[I, I] | None = None
-        self._built_at: F | None = None
+        self._ref: F | None = None
+        """Reference positions of the Verlet lists [m], (3, N)."""
         self._built_with: tuple[float, float] = (0.0, 0.0)
+        self._gaps: dict[float, float] = {}
 
     # --- predict ---------------------------------------------------------------------------
     def clamp_velocity(self, V: F, h: float, thickness: float, clamp: float) -> int:
@@ -501,112 +652,211 @@ class SelfCollision:
         return int(over.size)
 
     # --- broad phase -----------------------------------------------------------------------
+    def list_radii(self, thickness: float, clamp: float) -> tuple[float, float]:
+        """(r, skin) of this model's candidate lists [m]: :func:`list_radii` with the rest gap."""
+        return list_radii(thickness, clamp, self.rest_gap(thickness))
+
     def begin_substep(self, P: F, thickness: float, clamp: float) -> bool:
         """Candidate pairs for the coming substep from the predicted positions P (3, N).
 
-        The lists are Verlet lists: built with the radius ``r + skin`` and kept while no pair
-        can have closed in by more than ``skin`` since, i.e. while every particle's displacement
-        since the build differs from the mean displacement by at most ``skin / 2`` (a pair's
-        separation, or a vertex's offset from a triangle's box, changes by at most the sum of
-        two such deviations). Returns True when the lists were rebuilt.
+        The lists are Verlet lists kept against per-particle reference positions ``R``: every
+        pair that is not listed was at least ``r + skin`` apart at the reference positions
+        (module docstring, step 2). A pair's separation differs from that by at most the sum
+        of two of its particles' deviations ``|(P_k - R_k) - m|``, for any common ``m`` (here
+        the mean displacement). Particles that deviate by more than ``skin / 2`` are
+        *movers*: their references become ``P - m`` and exactly their pairs are searched again
+        (a partial update); when they are more than ``PARTIAL_LIMIT`` of all particles, or on
+        the first substep, all lists are built anew. Returns True when the lists changed.
         """
         st = self.stats
         st.substeps += 1
-        r, skin = list_radii(thickness, clamp)
+        r, skin = self.list_radii(thickness, clamp)
         t0 = time.perf_counter()
-        rebuild = (self._pt is None or self._built_with != (thickness, clamp)
-                   or self._built_at is None)
-        if not rebuild:
-            assert self._built_at is not None
-            d = P - self._built_at
-            d -= d.mean(axis=1, keepdims=True)
-            rebuild = bool(_dot(d, d).max() > 0.25 * skin * skin)
+        full = (self._pt is None or self._built_with != (thickness, clamp)
+                or self._ref is None)
+        movers = np.zeros(0, dtype=bool)
+        if not full:
+            assert self._ref is not None
+            d = P - self._ref
+            m = d.mean(axis=1, keepdims=True)
+            d -= m
+            movers = _dot(d, d) > 0.25 * skin * skin
+            moved = int(np.count_nonzero(movers))
+            full = moved > PARTIAL_LIMIT * self.particle_count
+            if not full and moved:
+                self._ref[:, movers] = _col(P, np.flatnonzero(movers)) - m
         st.seconds["candidates"] += time.perf_counter() - t0
-        if rebuild:
-            excl = self.exclusions(thickness)
-            self._pt = self._point_triangle_candidates(P, r + skin, excl.point_triangle)
-            self._ee = self._edge_edge_candidates(P, r + skin, excl.edge_edge)
-            self._built_at = P.copy()
+        excl = self.exclusions(thickness)
+        if full:
+            self._ref = P.copy()
             self._built_with = (thickness, clamp)
+            v, t, _ = self._pt_pairs(P, r + skin, excl.point_triangle)
+            i, j, _ = self._ee_pairs(P, r + skin, excl.edge_edge)
+            self._pt = _sorted_pairs(v, t, self.triangles.shape[1])
+            self._ee = _sorted_pairs(i, j, self.edges.shape[1])
             st.rebuilds += 1
+        elif movers.any():
+            assert self._ref is not None
+            self._update_lists(self._ref, movers, r + skin, excl)
+            st.partial_rebuilds += 1
+            st.refreshed += int(np.count_nonzero(movers))
         assert self._pt is not None and self._ee is not None
         st.point_triangle_candidates += int(self._pt[0].size)
         st.edge_edge_candidates += int(self._ee[0].size)
-        return rebuild
+        return full or bool(movers.any())
+
+    def _update_lists(self, R: F, movers: NDArray[np.bool_], radius: float,
+                      excl: _Exclusions) -> None:
+        """Partial update at the reference positions R (3, N): drop every listed pair that
+        involves a mover, then list again every pair that involves one and is closer than
+        ``radius``. The result is the list a full build at R would give (tested)."""
+        assert self._pt is not None and self._ee is not None
+        sec = self.stats.seconds
+        t0 = time.perf_counter()
+        tri, e = self.triangles, self.edges
+        # Point-triangle: triangles with a moving corner against all vertices, moving vertices
+        # against the other triangles (their grown boxes as padded points).
+        tri_mv = movers.take(tri[0]) | movers.take(tri[1]) | movers.take(tri[2])
+        v_old, t_old = self._pt
+        keep = np.flatnonzero(~(movers.take(v_old) | tri_mv.take(t_old)))
+        geo = _TriangleBoxes.of(R, tri, radius)
+        tm = np.flatnonzero(tri_mv)
+        vm = np.flatnonzero(movers)
+        tn = np.flatnonzero(~tri_mv)
+        cell = CELL_SCALE * float((geo.hi - geo.lo).mean())
+        found_t, found_v = [], []
+        if tm.size:
+            k, v = SweepGrid(R, cell).query(_col(geo.lo, tm), _col(geo.hi, tm))
+            found_t.append(tm.take(k))
+            found_v.append(v)
+        if vm.size and tn.size:
+            lo, hi = _col(geo.lo, tn), _col(geo.hi, tn)
+            k, m = SweepGrid(0.5 * (lo + hi), cell).query(
+                _col(R, vm), _col(R, vm), pad=0.5 * (hi - lo))
+            found_t.append(tn.take(m))
+            found_v.append(vm.take(k))
+        t1 = time.perf_counter()
+        empty = np.zeros(0, dtype=np.intp)
+        t_new = np.concatenate(found_t) if found_t else empty
+        v_new = np.concatenate(found_v) if found_v else empty
+        v_new, t_new, _ = self._pt_filter(R, geo, t_new, v_new, radius, excl.point_triangle)
+        self._pt = _sorted_pairs(np.concatenate([v_old.take(keep), v_new]),
+                                 np.concatenate([t_old.take(keep), t_new]), tri.shape[1])
+        # Edge-edge: edges with a moving end against all edges (each pair of two such edges
+        # once).
+        t2 = time.perf_counter()
+        edge_mv = movers.take(e[0]) | movers.take(e[1])
+        i_old, j_old = self._ee
+        keep = np.flatnonzero(~(edge_mv.take(i_old) | edge_mv.take(j_old)))
+        me = np.flatnonzero(edge_mv)
+        i_new = j_new = empty
+        eg = _EdgeBoxes.of(R, e)
+        if me.size:
+            grid = SweepGrid(eg.mid, CELL_SCALE * float((2.0 * (eg.half + radius)).mean()))
+            mid, half = _col(eg.mid, me), _col(eg.half, me)
+            k, j = grid.query(mid - half - radius, mid + half + radius, pad=eg.half)
+            i = me.take(k)
+            ok = (j != i) & (~edge_mv.take(j) | (i < j))
+            i_new, j_new = i[ok], j[ok]
+        t3 = time.perf_counter()
+        i_new, j_new, _ = self._ee_filter(R, eg, i_new, j_new, radius, excl.edge_edge)
+        self._ee = _sorted_pairs(np.concatenate([i_old.take(keep), i_new]),
+                                 np.concatenate([j_old.take(keep), j_new]), e.shape[1])
+        sec["hash"] += (t1 - t0) + (t3 - t2)
+        sec["candidates"] += (t2 - t1) + (time.perf_counter() - t3)
 
     def _point_triangle_candidates(self, P: F, r: float, excluded: NDArray[np.int64]
                                    ) -> tuple[I, I]:
-        """(vertex, triangle) pairs possibly closer than r, neighbours excluded.
-
-        Grid query (vertex inside the triangle's box grown by r), then, cheapest first: not a
-        corner, within r of the triangle's bounding sphere, closest point within r, not in the
-        rest-shape exclusions.
-        """
-        sec = self.stats.seconds
-        t0 = time.perf_counter()
-        tri = self.triangles
-        a, b, c = _col(P, tri[0]), _col(P, tri[1]), _col(P, tri[2])
-        lo = np.minimum(np.minimum(a, b), c) - r
-        hi = np.maximum(np.maximum(a, b), c) + r
-        grid = SweepGrid(P, CELL_SCALE * float((hi - lo).mean()))
-        t1 = time.perf_counter()
-        t_idx, v_idx = grid.query(lo, hi)
-        corners = _col(tri, t_idx)
-        keep = (corners[0] != v_idx) & (corners[1] != v_idx) & (corners[2] != v_idx)
-        t_idx, v_idx = t_idx[keep], v_idx[keep]
-        centre, radius = _triangle_spheres(a, b, c)
-        keep = _within(_col(P, v_idx), _col(centre, t_idx), radius.take(t_idx) + r)
-        t_idx, v_idx = t_idx[keep], v_idx[keep]
-        p, a, b, c = _col(P, v_idx), _col(a, t_idx), _col(b, t_idx), _col(c, t_idx)
-        u, vv, w, _ = closest_point_triangle(p, a, b, c)
-        d = p - (u * a + vv * b + w * c)
-        keep = _dot(d, d) < r * r
-        t_idx, v_idx = t_idx[keep], v_idx[keep]
-        if excluded.size:
-            keep = _not_in(v_idx.astype(np.int64) * tri.shape[1] + t_idx, excluded)
-            t_idx, v_idx = t_idx[keep], v_idx[keep]
-        sec["hash"] += t1 - t0
-        sec["candidates"] += time.perf_counter() - t1
-        return v_idx, t_idx
+        """(vertex, triangle) pairs closer than r, neighbours excluded (a full build)."""
+        v, t, _ = self._pt_pairs(P, r, excluded)
+        return v, t
 
     def _edge_edge_candidates(self, P: F, r: float, excluded: NDArray[np.int64]
                               ) -> tuple[I, I]:
-        """(edge i, edge j), i < j, possibly closer than r, neighbours excluded.
+        """(edge i, edge j), i < j, closer than r, neighbours excluded (a full build)."""
+        i, j, _ = self._ee_pairs(P, r, excluded)
+        return i, j
 
-        Edge midpoints go into the grid; each edge's box is grown by r plus the largest
-        half-extent of any edge, so every edge whose own box comes within r has its midpoint
-        inside. Then: exact box test, no shared vertex, bounding spheres within r, closest points
-        within r, not in the rest-shape exclusions.
+    def _pt_pairs(self, P: F, r: float, excluded: NDArray[np.int64]) -> tuple[I, I, F]:
+        """(vertex, triangle, squared distance) of the pairs closer than r: each triangle's
+        box grown by r queries the vertices (:class:`SweepGrid`), then :meth:`_pt_filter`."""
+        sec = self.stats.seconds
+        t0 = time.perf_counter()
+        geo = _TriangleBoxes.of(P, self.triangles, r)
+        grid = SweepGrid(P, CELL_SCALE * float((geo.hi - geo.lo).mean()))
+        t1 = time.perf_counter()
+        t_idx, v_idx = grid.query(geo.lo, geo.hi)
+        out = self._pt_filter(P, geo, t_idx, v_idx, r, excluded)
+        sec["hash"] += t1 - t0
+        sec["candidates"] += time.perf_counter() - t1
+        return out
+
+    def _pt_filter(self, P: F, geo: _TriangleBoxes, t_idx: I, v_idx: I, r: float,
+                   excluded: NDArray[np.int64]) -> tuple[I, I, F]:
+        """Of the (triangle, vertex) pairs found in the grid, cheapest test first: not a
+        corner, within r of the triangle's bounding sphere, closest point within r, not in the
+        rest-shape exclusions. Returns (vertex, triangle, squared distance)."""
+        tri = self.triangles
+        corners = _col(tri, t_idx)
+        keep = (corners[0] != v_idx) & (corners[1] != v_idx) & (corners[2] != v_idx)
+        t_idx, v_idx = t_idx[keep], v_idx[keep]
+        keep = _within(_col(P, v_idx), _col(geo.centre, t_idx), geo.radius.take(t_idx) + r)
+        t_idx, v_idx = t_idx[keep], v_idx[keep]
+        p, a, b, c = _col(P, v_idx), _col(geo.a, t_idx), _col(geo.b, t_idx), _col(geo.c, t_idx)
+        u, vv, w, _ = closest_point_triangle(p, a, b, c)
+        d = p - (u * a + vv * b + w * c)
+        d2 = _dot(d, d)
+        keep = d2 < r * r
+        t_idx, v_idx, d2 = t_idx[keep], v_idx[keep], d2[keep]
+        if excluded.size:
+            keep = _not_in(v_idx.astype(np.int64) * tri.shape[1] + t_idx, excluded)
+            t_idx, v_idx, d2 = t_idx[keep], v_idx[keep], d2[keep]
+        return v_idx, t_idx, d2
+
+    def _ee_pairs(self, P: F, r: float, excluded: NDArray[np.int64]) -> tuple[I, I, F]:
+        """(edge i, edge j, squared distance), i < j, of the edge pairs closer than r.
+
+        Edge midpoints go into the grid with their half extents as pads; each edge's box grown
+        by r finds the edges whose own boxes overlap it (each pair once), then
+        :meth:`_ee_filter`.
         """
         sec = self.stats.seconds
         t0 = time.perf_counter()
-        e = self.edges
-        p, q = _col(P, e[0]), _col(P, e[1])
-        mid = 0.5 * (p + q)
-        half = 0.5 * np.abs(p - q)
-        grid = SweepGrid(mid, CELL_SCALE * float((2.0 * (half + r)).mean()))
+        eg = _EdgeBoxes.of(P, self.edges)
+        grid = SweepGrid(eg.mid, CELL_SCALE * float((2.0 * (eg.half + r)).mean()))
         t1 = time.perf_counter()
-        i, j = grid.query(mid - half - r, mid + half + r, pad=half, symmetric=True)
+        i, j = grid.query(eg.mid - eg.half - r, eg.mid + eg.half + r, pad=eg.half,
+                          symmetric=True)
+        out = self._ee_filter(P, eg, i, j, r, excluded)
+        sec["hash"] += t1 - t0
+        sec["candidates"] += time.perf_counter() - t1
+        return out
+
+    def _ee_filter(self, P: F, eg: _EdgeBoxes, i: I, j: I, r: float,
+                   excluded: NDArray[np.int64]) -> tuple[I, I, F]:
+        """Of the edge pairs found in the grid (ordered to i < j here), cheapest test first:
+        no shared vertex, bounding spheres within r, closest points within r, not in the
+        rest-shape exclusions. Returns (i, j, squared distance)."""
+        e = self.edges
         i, j = np.minimum(i, j), np.maximum(i, j)
         ei, ej = _col(e, i), _col(e, j)
         keep = (ei[0] != ej[0]) & (ei[0] != ej[1]) & (ei[1] != ej[0]) & (ei[1] != ej[1])
         i, j = i[keep], j[keep]
-        reach = np.sqrt(_dot(half, half))
-        keep = _within(_col(mid, i), _col(mid, j), reach.take(i) + reach.take(j) + r)
+        reach = np.sqrt(_dot(eg.half, eg.half))
+        keep = _within(_col(eg.mid, i), _col(eg.mid, j), reach.take(i) + reach.take(j) + r)
         i, j = i[keep], j[keep]
         p1, p2, q1, q2 = (_col(P, e[k].take(m)) for m in (i, j) for k in (0, 1))
         s, s2 = closest_points_segments(p1, p2, q1, q2)
         d = (p1 + s * (p2 - p1)) - (q1 + s2 * (q2 - q1))
-        keep = _dot(d, d) < r * r
-        i, j = i[keep], j[keep]
+        d2 = _dot(d, d)
+        keep = d2 < r * r
+        i, j, d2 = i[keep], j[keep], d2[keep]
         if excluded.size:
             keep = _not_in(i.astype(np.int64) * e.shape[1] + j, excluded)
-            i, j = i[keep], j[keep]
-        sec["hash"] += t1 - t0
-        sec["candidates"] += time.perf_counter() - t1
-        return i, j
+            i, j, d2 = i[keep], j[keep], d2[keep]
+        return i, j, d2
 
-    # --- exclusions ------------------------------------------------------------------------
+    # --- rest shape --------------------------------------------------------------------------
     def exclusions(self, thickness: float) -> _Exclusions:
         """Non-incident pairs closer than ``REST_EXCLUSION * thickness`` at rest (cached)."""
         found = self._exclusions.get(thickness)
@@ -614,25 +864,32 @@ class SelfCollision:
             return found
         seconds = dict(self.stats.seconds)  # a one-off cost, kept out of the per-phase timings
         r = REST_EXCLUSION * thickness
-        X = self.rest
         none = np.zeros(0, dtype=np.int64)
-        v, t = self._point_triangle_candidates(X, r, none)
-        tri = _col(self.triangles, t)
-        u, vv, w, _ = closest_point_triangle(_col(X, v), _col(X, tri[0]), _col(X, tri[1]), _col(X, tri[2]))
-        d = _col(X, v) - (u * _col(X, tri[0]) + vv * _col(X, tri[1]) + w * _col(X, tri[2]))
-        close = _dot(d, d) < r * r
-        pt_keys = np.unique(v[close].astype(np.int64) * self.triangles.shape[1] + t[close])
-        i, j = self._edge_edge_candidates(X, r, none)
-        ei, ej = _col(self.edges, i), _col(self.edges, j)
-        s, s2 = closest_points_segments(_col(X, ei[0]), _col(X, ei[1]), _col(X, ej[0]), _col(X, ej[1]))
-        d = (_col(X, ei[0]) + s * (_col(X, ei[1]) - _col(X, ei[0]))) - (
-            _col(X, ej[0]) + s2 * (_col(X, ej[1]) - _col(X, ej[0])))
-        close = _dot(d, d) < r * r
-        ee_keys = np.unique(i[close].astype(np.int64) * self.edges.shape[1] + j[close])
+        v, t, _ = self._pt_pairs(self.rest, r, none)
+        pt_keys = np.unique(v.astype(np.int64) * self.triangles.shape[1] + t)
+        i, j, _ = self._ee_pairs(self.rest, r, none)
+        ee_keys = np.unique(i.astype(np.int64) * self.edges.shape[1] + j)
         found = _Exclusions(point_triangle=pt_keys, edge_edge=ee_keys)
         self._exclusions[thickness] = found
         self.stats.seconds.update(seconds)
         return found
+
+    def rest_gap(self, thickness: float) -> float:
+        """The smallest rest distance [m] of a pair that is not excluded (cached per
+        thickness), looked for up to the distance beyond which :func:`list_radii` no longer
+        uses it, ``(3 / 2 + MAX_SKIN) t / GAP_FRACTION`` (returned when nothing is closer)."""
+        found = self._gaps.get(thickness)
+        if found is not None:
+            return found
+        excl = self.exclusions(thickness)
+        seconds = dict(self.stats.seconds)
+        reach = (1.5 + MAX_SKIN) * thickness / GAP_FRACTION
+        d2 = np.concatenate([self._pt_pairs(self.rest, reach, excl.point_triangle)[2],
+                             self._ee_pairs(self.rest, reach, excl.edge_edge)[2]])
+        gap = float(np.sqrt(d2.min())) if d2.size else reach
+        self._gaps[thickness] = gap
+        self.stats.seconds.update(seconds)
+        return gap
 
     # --- narrow phase ----------------------------------------------------------------------
     def project(self, P: F, X: F, thickness: float, friction: float) -> int:
@@ -641,10 +898,15 @@ class SelfCollision:
         ``X`` (3, N) are the positions at the start of the substep (they fix each pair's side and
         the slip for friction). The candidates are culled with bounding spheres to the pairs
         closer than the crossing band ``CROSSING_BAND * thickness``; then up to ``PASSES``
-        Jacobi passes, each over the pairs the previous pass found within the band, stopping
-        once no contact is deeper than ``RESOLVED * thickness``. Pairs still on the wrong side
-        after that are undone by the fail-safe (:meth:`_revert_crossed`). Returns the number of
-        contacts projected (summed over passes).
+        Jacobi passes, stopping once no contact is deeper than ``RESOLVED * thickness``. Pairs
+        still on the wrong side after that are undone by the fail-safe (:meth:`_revert_crossed`).
+        Returns the number of contacts projected (summed over passes).
+
+        A pass evaluates only the pairs that can have changed (:class:`_Tracked`): a pair whose
+        signed distance was ``s >= t`` when last evaluated is skipped while its particles have
+        moved by less than ``(s - t) / 2`` since (each particle's corrections are summed in
+        ``moved``): it cannot be a contact yet. The contacts found, and so the result, are
+        those of evaluating every pair.
         """
         if self._pt is None or self._ee is None:
             raise RuntimeError("SelfCollision.project called before begin_substep")
@@ -652,35 +914,35 @@ class SelfCollision:
         band = CROSSING_BAND * t
         st = self.stats
         t0 = time.perf_counter()
-        pt = self._near_point_triangle(P, band)
+        pt = _Tracked.of(self._near_point_triangle(P, band))
         t1 = time.perf_counter()
-        ee = self._near_edge_edge(P, band)
+        ee = _Tracked.of(self._near_edge_edge(P, band))
         st.seconds["point_triangle"] += t1 - t0
         st.seconds["edge_edge"] += time.perf_counter() - t1
+        moved = np.zeros(self.particle_count)
         total = 0
-        deep = 0.0
         for _ in range(PASSES):
             t0 = time.perf_counter()
-            pt, contacts = self._point_triangle_contacts(P, X, pt, band)
-            n_pt, deep_pt = self._respond(P, contacts, t, friction)
+            contacts = pt.evaluate(self._point_triangle_contacts, P, X, band, t, moved, False)
+            n_pt, deep_pt = self._respond(P, contacts, t, friction, moved)
             t1 = time.perf_counter()
-            ee, contacts = self._edge_edge_contacts(P, X, ee, band)
-            n_ee, deep_ee = self._respond(P, contacts, t, friction)
+            contacts = ee.evaluate(self._edge_edge_contacts, P, X, band, t, moved, False)
+            n_ee, deep_ee = self._respond(P, contacts, t, friction, moved)
             st.seconds["point_triangle"] += t1 - t0
             st.seconds["edge_edge"] += time.perf_counter() - t1
             st.point_triangle_contacts += n_pt
             st.edge_edge_contacts += n_ee
             total += n_pt + n_ee
-            deep = max(deep_pt, deep_ee)
-            if deep <= RESOLVED * t:
+            if max(deep_pt, deep_ee) <= RESOLVED * t:
                 break
         if total:  # some pair may still be on the wrong side
             t0 = time.perf_counter()
-            st.reverted += self._revert_crossed(P, X, pt, ee, band)
+            st.reverted += self._revert_crossed(P, X, pt, ee, band, t, moved)
             st.seconds["point_triangle"] += time.perf_counter() - t0
         return total
 
-    def _revert_crossed(self, P: F, X: F, pt: Quad, ee: Quad, band: float) -> int:
+    def _revert_crossed(self, P: F, X: F, pt: _Tracked, ee: _Tracked, band: float, t: float,
+                        moved: F) -> int:
         """Fail-safe: put the free particles of every pair still on the wrong side back where
         they were at the start of the substep, and repeat (a reverted particle can leave its
         other pairs crossed) up to ``REVERT_ROUNDS`` times.
@@ -689,14 +951,16 @@ class SelfCollision:
         a valid state; reverting only those involved restores one in a few rounds. Reverted
         particles lose this substep's motion (their velocity becomes zero): an inelastic stop
         where the solver's constraints would otherwise pull the cloth through itself.
-        Returns the number of particles reverted.
+        Pairs are evaluated as in :meth:`project`, here skipped while they cannot have reached
+        the other side (moved by less than half their unsigned distance). Returns the number of
+        particles reverted.
         """
         free = self.inv_mass > 0.0
         reverted = np.zeros(self.particle_count, dtype=bool)
         for _ in range(REVERT_ROUNDS):
             bad = []
-            for pairs, contacts in (self._point_triangle_contacts(P, X, pt, band),
-                                    self._edge_edge_contacts(P, X, ee, band)):
+            for fam, fn in ((pt, self._point_triangle_contacts), (ee, self._edge_edge_contacts)):
+                contacts = fam.evaluate(fn, P, X, band, t, moved, True)
                 if contacts is not None:
                     crossed = _contact_normal(contacts, 1.0)[1] < 0.0
                     bad.append(contacts.idx[:, crossed].reshape(-1))
@@ -704,6 +968,8 @@ class SelfCollision:
             idx = idx[free.take(idx) & ~reverted.take(idx)]
             if idx.size == 0:
                 break
+            back = _col(X, idx) - _col(P, idx)
+            moved[idx] += np.sqrt(_dot(back, back))
             P[:, idx] = _col(X, idx)
             reverted[idx] = True
         return int(np.count_nonzero(reverted))
@@ -734,19 +1000,21 @@ class SelfCollision:
         return E[0].take(i), E[1].take(i), E[0].take(j), E[1].take(j)
 
     def _point_triangle_contacts(self, P: F, X: F, pairs: Quad, band: float
-                                 ) -> tuple[Quad, _Contacts | None]:
-        """Closest points of vertex-triangle pairs: (pairs within the band, their geometry)."""
+                                 ) -> tuple[I, F, _Contacts | None]:
+        """Closest points of vertex-triangle pairs: (indices of the pairs within the band,
+        their squared distances, their geometry; ``rows`` of the geometry index the former)."""
         v, ia, ib, ic = pairs
+        none = np.zeros(0, dtype=np.intp)
         if v.size == 0:
-            return pairs, None
+            return none, np.zeros(0), None
         p, a, b, c = _col(P, v), _col(P, ia), _col(P, ib), _col(P, ic)
         u, vv, w, face = closest_point_triangle(p, a, b, c)
         diff = p - (u * a + vv * b + w * c)
         dist2 = _dot(diff, diff)
         near = np.flatnonzero(dist2 < band * band)
-        v, ia, ib, ic = v.take(near), ia.take(near), ib.take(near), ic.take(near)
         if near.size == 0:
-            return (v, ia, ib, ic), None
+            return near, np.zeros(0), None
+        v, ia, ib, ic = v.take(near), ia.take(near), ib.take(near), ic.take(near)
         u, vv, w, face = u.take(near), vv.take(near), w.take(near), face.take(near)
         a, b, c = _col(a, near), _col(b, near), _col(c, near)
         p0, a0, b0, c0 = _col(X, v), _col(X, ia), _col(X, ib), _col(X, ic)
@@ -758,18 +1026,21 @@ class SelfCollision:
         m0 = _cross(b0 - a0, c0 - a0)
         side0 = _sign(_dot(p0 - a0, m0)) * _sign(_dot(m0, m))
         side0 = np.where(face, side0, 0.0)
-        return (v, ia, ib, ic), _Contacts(
+        d2 = dist2.take(near)
+        return near, d2, _Contacts(
             idx=np.stack([v, ia, ib, ic]), coef=np.stack([np.ones_like(u), -u, -vv, -w]),
-            diff=_col(diff, near), dist2=dist2.take(near), diff0=diff0, normal=_unit(m),
-            side0=side0)
+            diff=_col(diff, near), dist2=d2, diff0=diff0, normal=_unit(m),
+            side0=side0, rows=np.arange(near.size))
 
     def _edge_edge_contacts(self, P: F, X: F, pairs: Quad, band: float
-                            ) -> tuple[Quad, _Contacts | None]:
-        """Closest points of edge pairs: (pairs within the band, geometry of those whose
-        closest points are inside both edges)."""
+                            ) -> tuple[I, F, _Contacts | None]:
+        """Closest points of edge pairs: (indices of the pairs within the band, their squared
+        distances, the geometry of those whose closest points are inside both edges; its
+        ``rows`` index the former)."""
         a1, a2, b1, b2 = pairs
+        none = np.zeros(0, dtype=np.intp)
         if a1.size == 0:
-            return pairs, None
+            return none, np.zeros(0), None
         p1, p2, q1, q2 = _col(P, a1), _col(P, a2), _col(P, b1), _col(P, b2)
         s, s2 = closest_points_segments(p1, p2, q1, q2)
         diff = (p1 + s * (p2 - p1)) - (q1 + s2 * (q2 - q1))
@@ -780,7 +1051,7 @@ class SelfCollision:
         lo, hi = EDGE_INTERIOR, 1.0 - EDGE_INTERIOR
         inner = np.flatnonzero((s > lo) & (s < hi) & (s2 > lo) & (s2 < hi))
         if inner.size == 0:
-            return (a1, a2, b1, b2), None
+            return near, dist2.take(near), None
         k = near.take(inner)
         c1, c2, d1, d2 = a1.take(inner), a2.take(inner), b1.take(inner), b2.take(inner)
         s, s2 = s.take(inner), s2.take(inner)
@@ -793,12 +1064,13 @@ class SelfCollision:
         m = _cross(_col(p2 - p1, k), _col(q2 - q1, k))
         m0 = _cross(x2 - x1, y2 - y1)
         side0 = _sign(_dot(x1 - y1, m0)) * _sign(_dot(m0, m))
-        return (a1, a2, b1, b2), _Contacts(
+        return near, dist2.take(near), _Contacts(
             idx=np.stack([c1, c2, d1, d2]), coef=np.stack([1.0 - s, s, s2 - 1.0, -s2]),
-            diff=_col(diff, k), dist2=dist2.take(k), diff0=diff0, normal=_unit(m), side0=side0)
+            diff=_col(diff, k), dist2=dist2.take(k), diff0=diff0, normal=_unit(m), side0=side0,
+            rows=inner)
 
-    def _respond(self, P: F, contacts: _Contacts | None, t: float, mu: float
-                 ) -> tuple[int, float]:
+    def _respond(self, P: F, contacts: _Contacts | None, t: float, mu: float,
+                 moved: F | None = None) -> tuple[int, float]:
         """Project the contacts among ``contacts``: ``C = n . (x_A - x_B) - t >= 0``.
 
         ``contacts.idx`` (4, K) are the particles and ``contacts.coef`` (4, K) their gradient
@@ -841,8 +1113,11 @@ class SelfCollision:
         count = np.bincount(flat[moves.reshape(-1)], minlength=n_part)
         relax = 1.0 / np.maximum(np.where(moves, count.take(idx), 0).max(axis=0), 1)
         lam = delta * (relax / W)
-        for k in range(3):
-            P[k] += np.bincount(flat, weights=(wc * lam[k]).reshape(-1), minlength=n_part)
+        corr: F = np.stack([np.bincount(flat, weights=(wc * lam[k]).reshape(-1), minlength=n_part)
+                         for k in range(3)])
+        P += corr
+        if moved is not None:  # the length of each particle's correction, for _Tracked
+            moved += np.sqrt(_dot(corr, corr))
         return int(W.size), float(depth.max())
 
 
