@@ -532,59 +532,63 @@ ContactFn = Callable[[F, F, Quad, float], tuple[I, F, "_Contacts | None"]]
 
 @dataclass
 class _Tracked:
-    """One family's candidate pairs during a narrow phase, with what their last evaluation
-    found, so that a pass evaluates only the pairs that can have changed.
+    """One family's candidate pairs during a substep's narrow phases, with what their last
+    evaluation found, so that a pass evaluates only the pairs that can have changed.
 
-    ``moved`` (N,) sums the length of every correction a particle received in this narrow
-    phase, so a pair's relative displacement since its last evaluation is at most
+    ``moved`` (N,) sums the length of every move a particle made since the substep's first
+    narrow phase (contact corrections, fail-safe reverts, the solver's constraints between
+    iterations), so a pair's relative displacement since its last evaluation is at most
     ``2 (max_k moved_k - base)``, ``base`` the least ``moved`` of its particles then. Its
     distance, and a sided pair's signed distance (the side cannot change without the pair
-    passing through zero distance), have then changed by no more than that.
+    passing through zero distance), have changed by no more than that. A pair is evaluated
+    again once that bound reaches its *slack*: for a pair within the crossing band, its signed
+    distance less the thickness (the fail-safe: its distance; crossed: always); outside the
+    band, its distance (or a lower bound, from bounding spheres) less the band.
     """
 
     pairs: Quad
-    alive: NDArray[np.bool_]
-    """Within the crossing band when last evaluated (never evaluated: True)."""
-    unsigned: F
-    """Distance at the last evaluation [m] (-inf: never evaluated)."""
-    signed: F
-    """Signed distance at the last evaluation [m] (negative: crossed; -inf: never evaluated)."""
+    contact_slack: F
+    """[m]; -inf: evaluate in the next pass."""
+    cross_slack: F
+    """[m], for the fail-safe's search for crossed pairs."""
     base: F
     """Least ``moved`` of the pair's particles at its last evaluation [m]."""
 
     @staticmethod
-    def of(pairs: Quad) -> _Tracked:
-        k = pairs[0].size
-        return _Tracked(pairs=pairs, alive=np.ones(k, dtype=bool), unsigned=np.full(k, -np.inf),
-                        signed=np.full(k, -np.inf), base=np.zeros(k))
+    def of(pairs: Quad, bound: F, band: float) -> _Tracked:
+        """Pairs with a lower bound on their distances (K,) [m]: those within the band are
+        evaluated in the first pass."""
+        slack = np.where(bound < band, -np.inf, bound - band)
+        return _Tracked(pairs=pairs, contact_slack=slack, cross_slack=slack.copy(),
+                        base=np.zeros(slack.size))
 
     def evaluate(self, fn: ContactFn, P: F, X: F, band: float, t: float, moved: F,
                  crossing: bool) -> _Contacts | None:
-        """Evaluate (``fn``) the pairs that may be contacts (``crossing``: may have crossed)
-        and remember what was found. Returns their contact geometry, in list order."""
+        """Evaluate (``fn``) the pairs that may be contacts (``crossing``: may be crossed),
+        remember what was found, and return the contact geometry (in list order)."""
         a, b, c, d = self.pairs
-        idx = np.flatnonzero(self.alive)
-        if SKIP_UNCHANGED and idx.size:
+        if SKIP_UNCHANGED:
             reach = np.maximum(np.maximum(moved.take(a), moved.take(b)),
                                np.maximum(moved.take(c), moved.take(d))) - self.base
-            if crossing:
-                slack = np.where(self.signed < 0.0, -np.inf, self.unsigned)
-            else:
-                slack = self.signed - t
-            idx = np.flatnonzero(self.alive & (2.0 * reach >= slack))
-        near, d2, contacts = fn(P, X, (a.take(idx), b.take(idx), c.take(idx), d.take(idx)), band)
-        self.alive[idx] = False
-        ev = idx.take(near)
-        self.alive[ev] = True
-        unsigned = np.sqrt(d2)
-        signed = unsigned.copy()
-        if contacts is not None:
-            signed[contacts.rows] = _contact_normal(contacts, t)[1]
-        self.unsigned[ev] = unsigned
-        self.signed[ev] = signed
-        ea, eb, ec, ed = a.take(ev), b.take(ev), c.take(ev), d.take(ev)
-        self.base[ev] = np.minimum(np.minimum(moved.take(ea), moved.take(eb)),
-                                   np.minimum(moved.take(ec), moved.take(ed)))
+            idx = np.flatnonzero(2.0 * reach >= (self.cross_slack if crossing
+                                                 else self.contact_slack))
+        else:
+            idx = np.arange(a.size)
+        ea, eb, ec, ed = a.take(idx), b.take(idx), c.take(idx), d.take(idx)
+        near, dist2, contacts = fn(P, X, (ea, eb, ec, ed), band)
+        unsigned = np.sqrt(dist2)
+        self.contact_slack[idx] = unsigned - band
+        self.cross_slack[idx] = unsigned - band
+        self.base[idx] = np.minimum(np.minimum(moved.take(ea), moved.take(eb)),
+                                    np.minimum(moved.take(ec), moved.take(ed)))
+        if near.size:
+            k = idx.take(near)
+            u = unsigned.take(near)
+            signed = u.copy()
+            if contacts is not None:
+                signed[contacts.rows] = _contact_normal(contacts, t)[1]
+            self.contact_slack[k] = signed - t
+            self.cross_slack[k] = np.where(signed < 0.0, -np.inf, u)
         return contacts
 
 
@@ -626,6 +630,9 @@ class SelfCollision:
         """Reference positions of the Verlet lists [m], (3, N)."""
         self._built_with: tuple[float, float] = (0.0, 0.0)
         self._gaps: dict[float, float] = {}
+        self._narrow: tuple[_Tracked, _Tracked, F, F] | None = None
+        """The substep's narrow-phase state: tracked pairs of both families, ``moved`` and the
+        positions at the end of the last narrow phase (None until the substep's first)."""
 
     # --- predict ---------------------------------------------------------------------------
     def clamp_velocity(self, V: F, h: float, thickness: float, clamp: float) -> int:
@@ -670,6 +677,7 @@ class SelfCollision:
         """
         st = self.stats
         st.substeps += 1
+        self._narrow = None
         r, skin = self.list_radii(thickness, clamp)
         t0 = time.perf_counter()
         full = (self._pt is None or self._built_with != (thickness, clamp)
@@ -896,17 +904,17 @@ class SelfCollision:
         """Push contacts of P (3, N, modified in place) apart to ``thickness``, with friction.
 
         ``X`` (3, N) are the positions at the start of the substep (they fix each pair's side and
-        the slip for friction). The candidates are culled with bounding spheres to the pairs
-        closer than the crossing band ``CROSSING_BAND * thickness``; then up to ``PASSES``
-        Jacobi passes, stopping once no contact is deeper than ``RESOLVED * thickness``. Pairs
-        still on the wrong side after that are undone by the fail-safe (:meth:`_revert_crossed`).
-        Returns the number of contacts projected (summed over passes).
+        the slip for friction). Up to ``PASSES`` Jacobi passes over the pairs within the
+        crossing band ``CROSSING_BAND * thickness``, stopping once no contact is deeper than
+        ``RESOLVED * thickness``; pairs still on the wrong side after that are undone by the
+        fail-safe (:meth:`_revert_crossed`). Returns the number of contacts projected (summed
+        over passes).
 
-        A pass evaluates only the pairs that can have changed (:class:`_Tracked`): a pair whose
-        signed distance was ``s >= t`` when last evaluated is skipped while its particles have
-        moved by less than ``(s - t) / 2`` since (each particle's corrections are summed in
-        ``moved``): it cannot be a contact yet. The contacts found, and so the result, are
-        those of evaluating every pair.
+        A pass evaluates only the pairs that can have changed (:class:`_Tracked`, kept from one
+        iteration of the substep to the next): at the substep's first call the pairs whose
+        bounding spheres come within the band; then those whose particles have moved by at
+        least half their slack since their last evaluation. The contacts found, and so the
+        result, are those of evaluating every pair (tested).
         """
         if self._pt is None or self._ee is None:
             raise RuntimeError("SelfCollision.project called before begin_substep")
@@ -914,12 +922,18 @@ class SelfCollision:
         band = CROSSING_BAND * t
         st = self.stats
         t0 = time.perf_counter()
-        pt = _Tracked.of(self._near_point_triangle(P, band))
-        t1 = time.perf_counter()
-        ee = _Tracked.of(self._near_edge_edge(P, band))
+        if self._narrow is None:  # the substep's first narrow phase
+            pt = self._tracked_point_triangle(P, band)
+            t1 = time.perf_counter()
+            ee = self._tracked_edge_edge(P, band)
+            moved = np.zeros(self.particle_count)
+        else:  # later iterations: add what the solver's constraints moved since
+            pt, ee, moved, last = self._narrow
+            step = P - last
+            moved += np.sqrt(_dot(step, step))
+            t1 = time.perf_counter()
         st.seconds["point_triangle"] += t1 - t0
         st.seconds["edge_edge"] += time.perf_counter() - t1
-        moved = np.zeros(self.particle_count)
         total = 0
         for _ in range(PASSES):
             t0 = time.perf_counter()
@@ -939,6 +953,7 @@ class SelfCollision:
             t0 = time.perf_counter()
             st.reverted += self._revert_crossed(P, X, pt, ee, band, t, moved)
             st.seconds["point_triangle"] += time.perf_counter() - t0
+        self._narrow = (pt, ee, moved, P.copy())
         return total
 
     def _revert_crossed(self, P: F, X: F, pt: _Tracked, ee: _Tracked, band: float, t: float,
@@ -974,19 +989,21 @@ class SelfCollision:
             reverted[idx] = True
         return int(np.count_nonzero(reverted))
 
-    def _near_point_triangle(self, P: F, reach: float) -> Quad:
-        """Candidate (vertex, corners a, b, c) whose vertex is within ``reach`` of the
-        triangle's bounding sphere."""
+    def _tracked_point_triangle(self, P: F, band: float) -> _Tracked:
+        """The listed (vertex, corners a, b, c) with a lower bound on their distances, the
+        vertex's distance to the triangle's bounding sphere."""
         assert self._pt is not None
         v, tri = self._pt
         T = self.triangles
         centre, radius = _triangle_spheres(_col(P, T[0]), _col(P, T[1]), _col(P, T[2]))
-        near = np.flatnonzero(_within(_col(P, v), _col(centre, tri), radius.take(tri) + reach))
-        tri = tri.take(near)
-        return v.take(near), T[0].take(tri), T[1].take(tri), T[2].take(tri)
+        gap = _col(P, v) - _col(centre, tri)
+        bound = np.sqrt(_dot(gap, gap)) - radius.take(tri)
+        pairs = (v, T[0].take(tri), T[1].take(tri), T[2].take(tri))
+        return _Tracked.of(pairs, bound, band)
 
-    def _near_edge_edge(self, P: F, reach: float) -> Quad:
-        """Candidate edge pairs (p1, p2, q1, q2) whose bounding spheres come within ``reach``."""
+    def _tracked_edge_edge(self, P: F, band: float) -> _Tracked:
+        """The listed edge pairs (p1, p2, q1, q2) with a lower bound on their distances, that
+        of their bounding spheres."""
         assert self._ee is not None
         i, j = self._ee
         E = self.edges
@@ -994,15 +1011,15 @@ class SelfCollision:
         mid = 0.5 * (p + q)
         d = p - q
         half = 0.5 * np.sqrt(_dot(d, d))
-        near = np.flatnonzero(_within(_col(mid, i), _col(mid, j),
-                                      half.take(i) + half.take(j) + reach))
-        i, j = i.take(near), j.take(near)
-        return E[0].take(i), E[1].take(i), E[0].take(j), E[1].take(j)
+        gap = _col(mid, i) - _col(mid, j)
+        bound = np.sqrt(_dot(gap, gap)) - half.take(i) - half.take(j)
+        pairs = (E[0].take(i), E[1].take(i), E[0].take(j), E[1].take(j))
+        return _Tracked.of(pairs, bound, band)
 
     def _point_triangle_contacts(self, P: F, X: F, pairs: Quad, band: float
                                  ) -> tuple[I, F, _Contacts | None]:
-        """Closest points of vertex-triangle pairs: (indices of the pairs within the band,
-        their squared distances, their geometry; ``rows`` of the geometry index the former)."""
+        """Closest points of vertex-triangle pairs: (indices of the pairs within the band, the
+        squared distances of all pairs, the geometry of the former; its ``rows`` index them)."""
         v, ia, ib, ic = pairs
         none = np.zeros(0, dtype=np.intp)
         if v.size == 0:
@@ -1013,7 +1030,7 @@ class SelfCollision:
         dist2 = _dot(diff, diff)
         near = np.flatnonzero(dist2 < band * band)
         if near.size == 0:
-            return near, np.zeros(0), None
+            return near, dist2, None
         v, ia, ib, ic = v.take(near), ia.take(near), ib.take(near), ic.take(near)
         u, vv, w, face = u.take(near), vv.take(near), w.take(near), face.take(near)
         a, b, c = _col(a, near), _col(b, near), _col(c, near)
@@ -1026,17 +1043,16 @@ class SelfCollision:
         m0 = _cross(b0 - a0, c0 - a0)
         side0 = _sign(_dot(p0 - a0, m0)) * _sign(_dot(m0, m))
         side0 = np.where(face, side0, 0.0)
-        d2 = dist2.take(near)
-        return near, d2, _Contacts(
+        return near, dist2, _Contacts(
             idx=np.stack([v, ia, ib, ic]), coef=np.stack([np.ones_like(u), -u, -vv, -w]),
-            diff=_col(diff, near), dist2=d2, diff0=diff0, normal=_unit(m),
+            diff=_col(diff, near), dist2=dist2.take(near), diff0=diff0, normal=_unit(m),
             side0=side0, rows=np.arange(near.size))
 
     def _edge_edge_contacts(self, P: F, X: F, pairs: Quad, band: float
                             ) -> tuple[I, F, _Contacts | None]:
-        """Closest points of edge pairs: (indices of the pairs within the band, their squared
-        distances, the geometry of those whose closest points are inside both edges; its
-        ``rows`` index the former)."""
+        """Closest points of edge pairs: (indices of the pairs within the band, the squared
+        distances of all pairs, the geometry of those near pairs whose closest points are inside
+        both edges; its ``rows`` index the near pairs)."""
         a1, a2, b1, b2 = pairs
         none = np.zeros(0, dtype=np.intp)
         if a1.size == 0:
@@ -1051,7 +1067,7 @@ class SelfCollision:
         lo, hi = EDGE_INTERIOR, 1.0 - EDGE_INTERIOR
         inner = np.flatnonzero((s > lo) & (s < hi) & (s2 > lo) & (s2 < hi))
         if inner.size == 0:
-            return near, dist2.take(near), None
+            return near, dist2, None
         k = near.take(inner)
         c1, c2, d1, d2 = a1.take(inner), a2.take(inner), b1.take(inner), b2.take(inner)
         s, s2 = s.take(inner), s2.take(inner)
@@ -1064,7 +1080,7 @@ class SelfCollision:
         m = _cross(_col(p2 - p1, k), _col(q2 - q1, k))
         m0 = _cross(x2 - x1, y2 - y1)
         side0 = _sign(_dot(x1 - y1, m0)) * _sign(_dot(m0, m))
-        return near, dist2.take(near), _Contacts(
+        return near, dist2, _Contacts(
             idx=np.stack([c1, c2, d1, d2]), coef=np.stack([1.0 - s, s, s2 - 1.0, -s2]),
             diff=_col(diff, k), dist2=dist2.take(k), diff0=diff0, normal=_unit(m), side0=side0,
             rows=inner)
