@@ -294,7 +294,7 @@ def test_partial_list_updates_equal_full_builds_and_miss_no_close_pair() -> None
     at the reference positions (same pairs, same order), and every non-neighbour pair closer
     than r at the current positions is listed (brute force). A common translation moves no
     one; moving 10 % of the particles by more than half the skin updates their pairs only;
-    moving half of them builds anew."""
+    moving half of them builds anew, with the smallest skin."""
     pos, tris, x = _crumpled(16, seed=9)
     model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
     sc = SelfCollision(model)
@@ -343,6 +343,8 @@ def test_partial_list_updates_equal_full_builds_and_miss_no_close_pair() -> None
     P[:, : n // 2] += 2.0 * skin
     assert sc.begin_substep(P.copy(), t, clamp)
     assert sc.stats.rebuilds == 2 and np.array_equal(sc._ref, P)
+    # Half of the cloth moving fast: the new lists take the smallest skin.
+    assert sc._skin == pytest.approx(selfcollision.list_radii(t, clamp)[1]) and sc._skin < skin
 
 
 # --- contact response -------------------------------------------------------------------------

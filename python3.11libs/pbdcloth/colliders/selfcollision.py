@@ -25,7 +25,10 @@ Substep (called from the numpy backend; ``h`` the substep, ``c`` = ``self_clamp`
    The skin keeps flat cloth out of the lists: the list radius ``r + skin`` is at least the
    rest exclusion radius ``REST_EXCLUSION t`` (skin >= (pi / 2 - 1 - c) t >= 0.07 t) and at
    most ``GAP_FRACTION`` times the rest gap, the smallest rest distance of a pair that is not
-   excluded (``rest_gap``; capped at ``r + MAX_SKIN t``). Pairs as far apart as at rest (or
+   excluded (``rest_gap``; capped at ``r + MAX_SKIN t``). A full build takes the larger skin
+   when partial updates will follow, the smaller while the cloth crumples (more than
+   ``PARTIAL_LIMIT`` of it moving more than half the larger skin per build): the lists are
+   then built anew every substep, and the fewer pairs they hold the better. Pairs as far apart as at rest (or
    strained by less than 10 %) are then never listed, so a cloth that is flat or unstrained
    has no candidates at all and only folded or compressed regions have any. (A radius past
    the gap would list the ring of mesh neighbours at the gap on every flat patch, which at 10k
@@ -629,6 +632,8 @@ class SelfCollision:
         self._ref: F | None = None
         """Reference positions of the Verlet lists [m], (3, N)."""
         self._built_with: tuple[float, float] = (0.0, 0.0)
+        self._skin = 0.0
+        """Skin of the current lists [m]."""
         self._gaps: dict[float, float] = {}
         self._narrow: tuple[_Tracked, _Tracked, F, F] | None = None
         """The substep's narrow-phase state: tracked pairs of both families, ``moved`` and the
@@ -673,31 +678,46 @@ class SelfCollision:
         the mean displacement). Particles that deviate by more than ``skin / 2`` are
         *movers*: their references become ``P - m`` and exactly their pairs are searched again
         (a partial update); when they are more than ``PARTIAL_LIMIT`` of all particles, or on
-        the first substep, all lists are built anew. Returns True when the lists changed.
+        the first substep, all lists are built anew.
+
+        The skin of a full build follows the motion: the large skin of :meth:`list_radii` while
+        at most ``PARTIAL_LIMIT`` of the particles deviate by more than half of it (partial
+        updates will follow, and a larger skin means fewer of them), else the smallest skin,
+        the rest exclusion radius (the cloth is crumpling and the lists will be built anew at
+        the next substep anyway: the fewer pairs they hold the better). Returns True when the
+        lists changed.
         """
         st = self.stats
         st.substeps += 1
         self._narrow = None
-        r, skin = self.list_radii(thickness, clamp)
+        r, large = self.list_radii(thickness, clamp)
+        small = list_radii(thickness, clamp)[1]
+        n = self.particle_count
         t0 = time.perf_counter()
         full = (self._pt is None or self._built_with != (thickness, clamp)
                 or self._ref is None)
+        skin = large
         movers = np.zeros(0, dtype=bool)
         if not full:
             assert self._ref is not None
             d = P - self._ref
             m = d.mean(axis=1, keepdims=True)
             d -= m
-            movers = _dot(d, d) > 0.25 * skin * skin
+            dev2 = _dot(d, d)
+            movers = dev2 > 0.25 * self._skin * self._skin
             moved = int(np.count_nonzero(movers))
-            full = moved > PARTIAL_LIMIT * self.particle_count
-            if not full and moved:
+            full = moved > PARTIAL_LIMIT * n
+            if full:
+                fast = np.count_nonzero(dev2 > 0.25 * large * large) > PARTIAL_LIMIT * n
+                skin = small if fast else large
+            elif moved:
                 self._ref[:, movers] = _col(P, np.flatnonzero(movers)) - m
         st.seconds["candidates"] += time.perf_counter() - t0
         excl = self.exclusions(thickness)
         if full:
             self._ref = P.copy()
             self._built_with = (thickness, clamp)
+            self._skin = skin
             v, t, _ = self._pt_pairs(P, r + skin, excl.point_triangle)
             i, j, _ = self._ee_pairs(P, r + skin, excl.edge_edge)
             self._pt = _sorted_pairs(v, t, self.triangles.shape[1])
@@ -705,7 +725,7 @@ class SelfCollision:
             st.rebuilds += 1
         elif movers.any():
             assert self._ref is not None
-            self._update_lists(self._ref, movers, r + skin, excl)
+            self._update_lists(self._ref, movers, r + self._skin, excl)
             st.partial_rebuilds += 1
             st.refreshed += int(np.count_nonzero(movers))
         assert self._pt is not None and self._ee is not None
