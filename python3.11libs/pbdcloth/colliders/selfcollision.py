@@ -351,6 +351,8 @@ class SweepGrid:
         self.order: I = np.argsort(comp, kind="stable").astype(np.intp)
         """Point indices in sorted order, (M,)."""
         self.comp = comp[self.order]
+        self.sorted_points: F = np.take(points, self.order, axis=1)
+        """The points in sorted order, (3, M)."""
         self.rank: I = np.empty_like(self.order)
         """Position of each point in the sorted order, (M,)."""
         self.rank[self.order] = np.arange(self.order.size, dtype=np.intp)
@@ -394,18 +396,19 @@ class SweepGrid:
             start = np.maximum(start, self.rank.take(box) + 1)
         count = np.maximum(stop - start, 0)
         pair_box = np.repeat(box, count)
+        # Positions in the sorted order: runs of consecutive entries, read in sequence.
         offs = np.arange(pair_box.size, dtype=np.int64) - np.repeat(
             np.cumsum(count) - count - start, count)
-        pair_pt = self.order.take(offs)
+        pad_sorted = None if pad is None else np.take(pad, self.order, axis=1)
         for k in (u, w, s):  # exact overlap test, one axis at a time on the survivors
-            x = self.points[k].take(pair_pt)
-            if pad is None:
+            x = self.sorted_points[k].take(offs)
+            if pad_sorted is None:
                 keep = (x >= lo[k].take(pair_box)) & (x <= hi[k].take(pair_box))
             else:
-                p = pad[k].take(pair_pt)
+                p = pad_sorted[k].take(offs)
                 keep = (x + p >= lo[k].take(pair_box)) & (x - p <= hi[k].take(pair_box))
-            pair_box, pair_pt = pair_box[keep], pair_pt[keep]
-        return pair_box, pair_pt
+            pair_box, offs = pair_box[keep], offs[keep]
+        return pair_box, self.order.take(offs)
 
 
 def _not_in(keys: NDArray[np.int64], table: NDArray[np.int64]) -> NDArray[np.bool_]:
