@@ -569,9 +569,10 @@ class _Tracked:
                         base=np.zeros(slack.size))
 
     def evaluate(self, fn: ContactFn, P: F, X: F, band: float, t: float, moved: F,
-                 crossing: bool) -> _Contacts | None:
+                 crossing: bool) -> tuple[_Contacts, F, F] | None:
         """Evaluate (``fn``) the pairs that may be contacts (``crossing``: may be crossed),
-        remember what was found, and return the contact geometry (in list order)."""
+        remember what was found, and return the geometry of those within the band with their
+        contact normals and signed distances (:func:`_contact_normal`), in list order."""
         a, b, c, d = self.pairs
         if SKIP_UNCHANGED:
             reach = np.maximum(np.maximum(moved.take(a), moved.take(b)),
@@ -587,15 +588,18 @@ class _Tracked:
         self.cross_slack[idx] = unsigned - band
         self.base[idx] = np.minimum(np.minimum(moved.take(ea), moved.take(eb)),
                                     np.minimum(moved.take(ec), moved.take(ed)))
+        found = None
         if near.size:
             k = idx.take(near)
             u = unsigned.take(near)
             signed = u.copy()
             if contacts is not None:
-                signed[contacts.rows] = _contact_normal(contacts, t)[1]
+                normal, their_signed = _contact_normal(contacts, t)
+                signed[contacts.rows] = their_signed
+                found = (contacts, normal, their_signed)
             self.contact_slack[k] = signed - t
             self.cross_slack[k] = np.where(signed < 0.0, -np.inf, u)
-        return contacts
+        return found
 
 
 @dataclass(frozen=True)
@@ -960,11 +964,11 @@ class SelfCollision:
         total = 0
         for _ in range(PASSES):
             t0 = time.perf_counter()
-            contacts = pt.evaluate(self._point_triangle_contacts, P, X, band, t, moved, False)
-            n_pt, deep_pt = self._respond(P, contacts, t, friction, moved)
+            found = pt.evaluate(self._point_triangle_contacts, P, X, band, t, moved, False)
+            n_pt, deep_pt = self._respond(P, found, t, friction, moved)
             t1 = time.perf_counter()
-            contacts = ee.evaluate(self._edge_edge_contacts, P, X, band, t, moved, False)
-            n_ee, deep_ee = self._respond(P, contacts, t, friction, moved)
+            found = ee.evaluate(self._edge_edge_contacts, P, X, band, t, moved, False)
+            n_ee, deep_ee = self._respond(P, found, t, friction, moved)
             st.seconds["point_triangle"] += t1 - t0
             st.seconds["edge_edge"] += time.perf_counter() - t1
             st.point_triangle_contacts += n_pt
@@ -998,10 +1002,10 @@ class SelfCollision:
         for _ in range(REVERT_ROUNDS):
             bad = []
             for fam, fn in ((pt, self._point_triangle_contacts), (ee, self._edge_edge_contacts)):
-                contacts = fam.evaluate(fn, P, X, band, t, moved, True)
-                if contacts is not None:
-                    crossed = _contact_normal(contacts, 1.0)[1] < 0.0
-                    bad.append(contacts.idx[:, crossed].reshape(-1))
+                found = fam.evaluate(fn, P, X, band, t, moved, True)
+                if found is not None:
+                    contacts, _, signed = found
+                    bad.append(contacts.idx[:, signed < 0.0].reshape(-1))
             idx = np.unique(np.concatenate(bad)) if bad else np.zeros(0, dtype=np.intp)
             idx = idx[free.take(idx) & ~reverted.take(idx)]
             if idx.size == 0:
@@ -1108,19 +1112,19 @@ class SelfCollision:
             diff=_col(diff, k), dist2=dist2.take(k), diff0=diff0, normal=_unit(m), side0=side0,
             rows=inner)
 
-    def _respond(self, P: F, contacts: _Contacts | None, t: float, mu: float,
+    def _respond(self, P: F, found: tuple[_Contacts, F, F] | None, t: float, mu: float,
                  moved: F | None = None) -> tuple[int, float]:
-        """Project the contacts among ``contacts``: ``C = n . (x_A - x_B) - t >= 0``.
+        """Project the contacts among ``found`` (pairs, their unit normals n (3, K) and signed
+        distances (K,), from :meth:`_Tracked.evaluate`): ``C = n . (x_A - x_B) - t >= 0``.
 
         ``contacts.idx`` (4, K) are the particles and ``contacts.coef`` (4, K) their gradient
         coefficients (x_A - x_B = sum coef_k x_k); ``diff`` = x_A - x_B now, ``diff0`` the same
-        at the substep start; ``fallback`` a direction (face normal or edge cross product) used
-        where ``diff`` is too short to give one. Corrections are summed with ``bincount``.
-        Returns (contacts projected, deepest penetration t - signed distance [m]).
+        at the substep start. Corrections are summed with ``bincount``; their lengths are added
+        to ``moved``. Returns (contacts projected, deepest penetration t - signed distance [m]).
         """
-        if contacts is None:
+        if found is None:
             return 0, 0.0
-        n, signed = _contact_normal(contacts, t)
+        contacts, n, signed = found
         contact = np.flatnonzero(signed < t)
         if contact.size == 0:
             return 0, 0.0
