@@ -748,6 +748,7 @@ class SelfCollision:
         assert self._pt is not None and self._ee is not None
         sec = self.stats.seconds
         t0 = time.perf_counter()
+        built = 0.0  # seconds spent sorting points into grids ("hash"); the rest: "candidates"
         tri, e = self.triangles, self.edges
         # Point-triangle: triangles with a moving corner against all vertices, moving vertices
         # against the other triangles (their grown boxes as padded points).
@@ -761,16 +762,20 @@ class SelfCollision:
         cell = CELL_SCALE * float((geo.hi - geo.lo).mean())
         found_t, found_v = [], []
         if tm.size:
-            k, v = SweepGrid(R, cell).query(_col(geo.lo, tm), _col(geo.hi, tm))
+            tg = time.perf_counter()
+            grid = SweepGrid(R, cell)
+            built += time.perf_counter() - tg
+            k, v = grid.query(_col(geo.lo, tm), _col(geo.hi, tm))
             found_t.append(tm.take(k))
             found_v.append(v)
         if vm.size and tn.size:
             lo, hi = _col(geo.lo, tn), _col(geo.hi, tn)
-            k, m = SweepGrid(0.5 * (lo + hi), cell).query(
-                _col(R, vm), _col(R, vm), pad=0.5 * (hi - lo))
+            tg = time.perf_counter()
+            grid = SweepGrid(0.5 * (lo + hi), cell)
+            built += time.perf_counter() - tg
+            k, m = grid.query(_col(R, vm), _col(R, vm), pad=0.5 * (hi - lo))
             found_t.append(tn.take(m))
             found_v.append(vm.take(k))
-        t1 = time.perf_counter()
         empty = np.zeros(0, dtype=np.intp)
         t_new = np.concatenate(found_t) if found_t else empty
         v_new = np.concatenate(found_v) if found_v else empty
@@ -779,7 +784,6 @@ class SelfCollision:
                                  np.concatenate([t_old.take(keep), t_new]), tri.shape[1])
         # Edge-edge: edges with a moving end against all edges (each pair of two such edges
         # once).
-        t2 = time.perf_counter()
         edge_mv = movers.take(e[0]) | movers.take(e[1])
         i_old, j_old = self._ee
         keep = np.flatnonzero(~(edge_mv.take(i_old) | edge_mv.take(j_old)))
@@ -787,18 +791,19 @@ class SelfCollision:
         i_new = j_new = empty
         eg = _EdgeBoxes.of(R, e)
         if me.size:
+            tg = time.perf_counter()
             grid = SweepGrid(eg.mid, CELL_SCALE * float((2.0 * (eg.half + radius)).mean()))
+            built += time.perf_counter() - tg
             mid, half = _col(eg.mid, me), _col(eg.half, me)
             k, j = grid.query(mid - half - radius, mid + half + radius, pad=eg.half)
             i = me.take(k)
             ok = (j != i) & (~edge_mv.take(j) | (i < j))
             i_new, j_new = i[ok], j[ok]
-        t3 = time.perf_counter()
         i_new, j_new, _ = self._ee_filter(R, eg, i_new, j_new, radius, excl.edge_edge)
         self._ee = _sorted_pairs(np.concatenate([i_old.take(keep), i_new]),
                                  np.concatenate([j_old.take(keep), j_new]), e.shape[1])
-        sec["hash"] += (t1 - t0) + (t3 - t2)
-        sec["candidates"] += (t2 - t1) + (time.perf_counter() - t3)
+        sec["hash"] += built
+        sec["candidates"] += time.perf_counter() - t0 - built
 
     def _point_triangle_candidates(self, P: F, r: float, excluded: NDArray[np.int64]
                                    ) -> tuple[I, I]:
