@@ -66,15 +66,12 @@ def _stage(pos: np.ndarray, tris: np.ndarray, X: np.ndarray, P: np.ndarray,
 def test_warp_candidates_contain_every_close_non_neighbour_pair() -> None:
     """Candidates of the device broad phase versus brute force over all pairs (the same
     neighbour rule as the numpy stage: incidence only, the crumpled grid's rest shape excludes
-    nothing more), at the list radius r + skin (the crumpled grid's rest gap puts it at the
-    cap, (1 + clamp + MAX_SKIN) t = 3 cm, above REST_EXCLUSION t = 2.4 cm)."""
+    nothing more), at the list radius (1 + clamp) t + skin = REST_EXCLUSION t = 2.4 cm."""
     pos, tris, x = _crumpled()
     t = 0.015
     s = ClothSettings(self_collision=True, self_thickness=t, self_clamp=0.5)
+    r = REST_EXCLUSION * t
     _, sc = _stage(pos, tris, x, x, s, "float64", project=False)
-    r_contact, skin = sc.host.list_radii(t, 0.5)
-    r = r_contact + skin
-    assert r > REST_EXCLUSION * t
     n = len(x)
     ring = np.eye(n, dtype=bool)  # a vertex is its own only neighbour: incidence alone
     count = int(sc.pt.count.numpy()[0])
@@ -109,18 +106,21 @@ def test_warp_candidates_contain_every_close_non_neighbour_pair() -> None:
 
 @pytest.mark.parametrize("thickness", [0.015, 0.05])
 def test_warp_candidate_lists_equal_the_numpy_stage(thickness: float) -> None:
-    """The device lists hold exactly the numpy stage's pairs (float64, same positions). At
-    5 cm the rest exclusions are not empty (a vertex and the triangle across the diagonal of
-    its quad, 6.4 cm apart at rest, are closer than REST_EXCLUSION t = 7.9 cm), so their
-    keys are applied too; pairs merely joined by a mesh edge are listed by both."""
+    """The device lists hold exactly the numpy stage's pairs at the device's list radius (the
+    numpy stage's full build, float64, same positions). At 5 cm the rest exclusions are not
+    empty (a vertex and the triangle across the diagonal of its quad, 6.4 cm apart at rest,
+    are closer than REST_EXCLUSION t = 7.9 cm), so their keys are applied too; pairs merely
+    joined by a mesh edge are listed by both."""
     pos, tris, x = _crumpled()
     s = ClothSettings(self_collision=True, self_thickness=thickness, self_clamp=0.5)
     _, sc = _stage(pos, tris, x, x, s, "float64", project=False)
     model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
     ref = SelfCollision(model)
-    ref.begin_substep(np.ascontiguousarray(x.T), thickness, 0.5)
-    assert ref._pt is not None and ref._ee is not None
     excl = ref.exclusions(thickness)
+    radius = REST_EXCLUSION * thickness  # the device's list radius
+    P = np.ascontiguousarray(x.T)
+    ref._pt = ref._point_triangle_candidates(P, radius, excl.point_triangle)
+    ref._ee = ref._edge_edge_candidates(P, radius, excl.edge_edge)
     if thickness > 0.03:
         assert excl.point_triangle.size > 0 and excl.edge_edge.size > 0
     tri_of = {tuple(row): i for i, row in enumerate(tris.tolist())}

@@ -14,11 +14,11 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
    ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
    rebuild is due, so a frame replays the same launches either way.
-3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, the skin of the numpy stage's
-   :meth:`~pbdcloth.colliders.selfcollision.SelfCollision.list_radii`: the list radius lies
-   between the rest exclusion radius and 0.9 times the rest gap, so unstrained cloth lists
-   nothing; the device lists are always built in full: the numpy stage's partial updates,
-   and its narrow phase's skipping of unchanged pairs, are not ported): a hashed uniform grid (cells of about the query radius, a power-of-two
+3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (REST_EXCLUSION - 1 - c) t``:
+   the list radius is the rest exclusion radius, the numpy stage's smaller skin, so unstrained
+   cloth lists nothing; the device lists are always built in full: the numpy stage's partial
+   updates, its larger skin for them, and its narrow phase's skipping of unchanged pairs are
+   not ported): a hashed uniform grid (cells of about the query radius, a power-of-two
    bucket table; counting sort of the points into buckets) over the vertices, and one over
    the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
    keeps the vertices (the edges ``j > i``, read from the end of each sorted bucket) that
@@ -337,7 +337,10 @@ class WarpSelfCollision:
                                          s(clamp * t / h), s(h), self.stats])
         # Verlet check: displacement since the build, relative to the mean displacement.
         # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
-        r, skin = self.host.list_radii(t, clamp)
+        # The smallest skin (list radius = rest exclusion radius): the device lists are built
+        # in full whenever any particle moved past half the skin, which in a folding cloth is
+        # every substep whatever the skin (measured), so the fewer pairs they hold the better.
+        r, skin = ref.list_radii(t, clamp)
         launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, BLOCK, self.sum_blocks])
         launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
         launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
