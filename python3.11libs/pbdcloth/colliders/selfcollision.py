@@ -446,6 +446,10 @@ class _TriangleBoxes:
                               hi=np.maximum(np.maximum(a, b), c) + grow, centre=centre,
                               radius=radius)
 
+    def cell(self) -> float:
+        """Row size of a :class:`SweepGrid` searched with these boxes [m]."""
+        return CELL_SCALE * float((self.hi - self.lo).mean())
+
 
 @dataclass(frozen=True)
 class _EdgeBoxes:
@@ -458,6 +462,11 @@ class _EdgeBoxes:
     def of(P: F, e: I) -> _EdgeBoxes:
         p, q = _col(P, e[0]), _col(P, e[1])
         return _EdgeBoxes(mid=0.5 * (p + q), half=0.5 * np.abs(p - q))
+
+    def cell(self, grow: float) -> float:
+        """Row size of a :class:`SweepGrid` of these midpoints searched with the boxes grown
+        by ``grow`` [m]."""
+        return CELL_SCALE * float((2.0 * (self.half + grow)).mean())
 
 
 # --- the self-collision stage ------------------------------------------------------------------
@@ -759,7 +768,7 @@ class SelfCollision:
         tm = np.flatnonzero(tri_mv)
         vm = np.flatnonzero(movers)
         tn = np.flatnonzero(~tri_mv)
-        cell = CELL_SCALE * float((geo.hi - geo.lo).mean())
+        cell = geo.cell()
         found_t, found_v = [], []
         if tm.size:
             tg = time.perf_counter()
@@ -792,7 +801,7 @@ class SelfCollision:
         eg = _EdgeBoxes.of(R, e)
         if me.size:
             tg = time.perf_counter()
-            grid = SweepGrid(eg.mid, CELL_SCALE * float((2.0 * (eg.half + radius)).mean()))
+            grid = SweepGrid(eg.mid, eg.cell(radius))
             built += time.perf_counter() - tg
             mid, half = _col(eg.mid, me), _col(eg.half, me)
             k, j = grid.query(mid - half - radius, mid + half + radius, pad=eg.half)
@@ -823,7 +832,7 @@ class SelfCollision:
         sec = self.stats.seconds
         t0 = time.perf_counter()
         geo = _TriangleBoxes.of(P, self.triangles, r)
-        grid = SweepGrid(P, CELL_SCALE * float((geo.hi - geo.lo).mean()))
+        grid = SweepGrid(P, geo.cell())
         t1 = time.perf_counter()
         t_idx, v_idx = grid.query(geo.lo, geo.hi)
         out = self._pt_filter(P, geo, t_idx, v_idx, r, excluded)
@@ -863,7 +872,7 @@ class SelfCollision:
         sec = self.stats.seconds
         t0 = time.perf_counter()
         eg = _EdgeBoxes.of(P, self.edges)
-        grid = SweepGrid(eg.mid, CELL_SCALE * float((2.0 * (eg.half + r)).mean()))
+        grid = SweepGrid(eg.mid, eg.cell(r))
         t1 = time.perf_counter()
         i, j = grid.query(eg.mid - eg.half - r, eg.mid + eg.half + r, pad=eg.half,
                           symmetric=True)
