@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
 from pbdcloth.backends.reference import ReferenceBackend  # noqa: E402
-from pbdcloth.scenes import grid  # noqa: E402
+from pbdcloth.scenes.cloth import grid  # noqa: E402
 
 SUBSTEPS = 10
 

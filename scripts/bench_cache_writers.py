@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from pbdcloth.io.cache import FrameData, SequenceWriter, UsdWriter
-from pbdcloth.scenes import grid
+from pbdcloth.scenes.cloth import grid
 
 
 def main() -> None:

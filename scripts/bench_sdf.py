@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 from pbdcloth import ClothSettings, Plane, SdfCollider
 from pbdcloth.backends.numpy_backend import NumpyBackend
 from pbdcloth.colliders.response import ContactBuffer, project_contacts
-from pbdcloth.mesh import ClothMesh
-from pbdcloth.model import build_model
-from pbdcloth.props import box_mesh
-from pbdcloth.scenes import grid
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.model import build_model
+from pbdcloth.scenes.props import box_mesh
+from pbdcloth.scenes.cloth import grid
 
 TARGET = 0.30
 

@@ -27,12 +27,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth.backends.numpy_backend import NumpyBackend
-from pbdcloth.colliders.selfcollision import (
+from pbdcloth.selfcollision.stage import (
     SelfCollision,
     closest_point_triangle,
     closest_points_segments,
 )
-from pbdcloth.scenes import fold_scene
+from pbdcloth.scenes.cloth import fold_scene
 from pbdcloth.solver import ClothSolver
 
 CONSTRAINT_METHODS = ("_distance_pbd", "_distance_xpbd", "_bend_pbd", "_bend_xpbd", "_tethers")

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "python3.11libs"))
 import numpy as np
 from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.backends.reference import ReferenceBackend
-from pbdcloth.scenes import grid
+from pbdcloth.scenes.cloth import grid
 
 SUBSTEPS = 10
 DT = 1.0 / 24.0
@@ -65,7 +65,7 @@ def numpy_frame(n: int, model: str) -> Frame:
 
 
 def warp_frame(n: int, model: str, device: str, graph: bool) -> Frame:
-    from pbdcloth.backends.warp_backend import WarpBackend
+    from pbdcloth.backends.warp.backend import WarpBackend
 
     solver = _solver(n, model, SUBSTEPS)
     solver.use_backend(WarpBackend(solver.model, device=device, use_graph=graph))
@@ -108,7 +108,7 @@ import warp as wp
 wp.config.quiet = True
 wp.config.log_level = 30
 sys.path.insert(0, {lib!r})
-from pbdcloth.backends.warp_backend import WarpBackend
+from pbdcloth.backends.warp.backend import WarpBackend
 from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.scenes import grid
 p, t = grid(32, 32, 1.0, 1.0, plane="xy")

@@ -33,8 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 import warp as wp
-from pbdcloth.backends.warp_backend import WarpBackend
-from pbdcloth.scenes import fold_scene
+from pbdcloth.backends.warp.backend import WarpBackend
+from pbdcloth.scenes.cloth import fold_scene
 
 # The constraint solve (the CPU path's eight-wide lane kernels carry a "_lanes" suffix).
 SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers", "zero_scalars")

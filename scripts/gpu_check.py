@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "python3.11libs"))
 
 import numpy as np
 from pbdcloth import ClothSettings, ClothSolver
-from pbdcloth.scenes import Scene, drape_scene, grid, hanging_scene
+from pbdcloth.scenes.cloth import Scene, drape_scene, grid, hanging_scene
 
 #: The bounds of tests/test_warp.py (measured and explained there) [m].
 HANGING_BOUND = 2e-5
@@ -53,7 +53,7 @@ def _run(scene: Scene, frames: int, device: str | None, precision: str = "float3
          ) -> np.ndarray:
     solver = scene.make_solver()
     if device is not None:
-        from pbdcloth.backends.warp_backend import WarpBackend
+        from pbdcloth.backends.warp.backend import WarpBackend
 
         solver.use_backend(WarpBackend(solver.model, device=device, precision=precision))
     for _ in range(frames):
@@ -85,7 +85,7 @@ def agreement(device: str, frames: int) -> list[dict[str, Any]]:
 def speed(n: int, device: str, frames: int) -> dict[str, Any]:
     """Device ms per substep (graph replay alone) and ms per frame with the transfers."""
     import warp as wp
-    from pbdcloth.backends.warp_backend import WarpBackend
+    from pbdcloth.backends.warp.backend import WarpBackend
 
     substeps = 10
     t0 = time.perf_counter()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from pbdcloth.scenes import grid
+from pbdcloth.scenes.cloth import grid
 
 DATA = Path(__file__).resolve().parent.parent / "examples" / "data"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pbdcloth.scenes import grid
+from pbdcloth.scenes.cloth import grid
 
 
 @pytest.fixture

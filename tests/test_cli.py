@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pbdcloth.checkpoint import load_checkpoint
-from pbdcloth.cli import build_parser, main
+from pbdcloth.pipeline.checkpoint import load_checkpoint
+from pbdcloth.cli.main import build_parser, main
 from pbdcloth.io.geo import read_geo
 from pbdcloth.io.obj import read_obj
-from pbdcloth.postprocess import edge_use
+from pbdcloth.pipeline.postprocess import edge_use
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "io"

@@ -16,8 +16,8 @@ import pytest
 from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.houdini import operators as ops
 from pbdcloth.houdini import sops
-from pbdcloth.mesh import ClothMesh
-from pbdcloth.topology import build_topology
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.topology import build_topology
 
 NX, NY = 7, 6
 # Small, fast solver settings shared by the node and the headless reference.

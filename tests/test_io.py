@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pbdcloth.checkpoint import load_checkpoint, save_checkpoint
+from pbdcloth.pipeline.checkpoint import load_checkpoint, save_checkpoint
 from pbdcloth.io.cache import find_cache, read_cache
 from pbdcloth.io.geo import GeoError, parse_geo, read_geo, write_geo
 from pbdcloth.io.meshfile import read_mesh
 from pbdcloth.io.obj import frame_path
-from pbdcloth.mesh import MeshError
-from pbdcloth.scenefile import load_scene
-from pbdcloth.scenes import grid
-from pbdcloth.simulate import checkpoint_path, simulate
+from pbdcloth.cloth.mesh import MeshError
+from pbdcloth.pipeline.scenefile import load_scene
+from pbdcloth.scenes.cloth import grid
+from pbdcloth.pipeline.simulate import checkpoint_path, simulate
 
 DATA = Path(__file__).parent / "data" / "io"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -304,7 +304,7 @@ def test_resume_continues_bit_identically(tmp_path: Path, fmt: str) -> None:
 
 
 def test_resume_refuses_a_changed_scene_or_missing_frames(tmp_path: Path) -> None:
-    from pbdcloth.checkpoint import CheckpointError
+    from pbdcloth.pipeline.checkpoint import CheckpointError
 
     simulate(small(tmp_path, "obj", frames=3), progress=False)
     (tmp_path / "out" / "cloth.0002.obj").rename(tmp_path / "elsewhere.obj")
@@ -445,7 +445,7 @@ def test_mesh_and_vdb_colliders_resume_bit_identically(tmp_path: Path) -> None:
 
 def test_level_set_problems_are_reported_with_their_key(tmp_path: Path) -> None:
     pytest.importorskip("pyopenvdb")
-    from pbdcloth.scenefile import SceneFileError
+    from pbdcloth.pipeline.scenefile import SceneFileError
 
     scene = tmp_path / "bad.toml"
     scene.write_text(SDF_SCENE.format(frames=2, vdb=(EXAMPLES / "data" / "ball.vdb").as_posix(),

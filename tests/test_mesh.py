@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pbdcloth import ClothMesh, ClothSolver, MeshError
-from pbdcloth.mesh import triangulate
+from pbdcloth.cloth.mesh import triangulate
 
 SQUARE = np.array([[0, 0, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1]], dtype=float)
 

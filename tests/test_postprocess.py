@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pbdcloth.postprocess import (
+from pbdcloth.pipeline.postprocess import (
     PostprocessError,
     PostprocessOptions,
     boundary_edges,
@@ -24,7 +24,7 @@ from pbdcloth.postprocess import (
     taubin_smooth,
     thicken,
 )
-from pbdcloth.scenes import grid
+from pbdcloth.scenes.cloth import grid
 
 
 def icosphere(levels: int) -> tuple[np.ndarray, np.ndarray]:

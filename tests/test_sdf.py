@@ -17,8 +17,8 @@ import pytest
 from pbdcloth import ClothSettings, ClothSolver, Plane, SdfCollider, SdfError, Sphere
 from pbdcloth.colliders import RigidTransformError
 from pbdcloth.colliders.response import ContactBuffer, project_contacts
-from pbdcloth.props import box_mesh, capsule_mesh
-from pbdcloth.scenes import grid
+from pbdcloth.scenes.props import box_mesh, capsule_mesh
+from pbdcloth.scenes.cloth import grid
 
 vdb = pytest.importorskip("pyopenvdb", reason="pyopenvdb (apt-get install python3-openvdb)")
 
@@ -534,7 +534,7 @@ except ImportError as exc:
 
 # --- demo scene ------------------------------------------------------------------------------
 def test_prop_scene_builds_caches_and_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pbdcloth.scenes import SCENES, prop_scene
+    from pbdcloth.scenes.cloth import SCENES, prop_scene
 
     assert SCENES["prop"] is prop_scene
     monkeypatch.setenv("PBDCLOTH_CACHE", str(tmp_path))

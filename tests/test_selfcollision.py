@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 from pbdcloth import ClothSettings, ClothSolver, SettingsError
 from pbdcloth.backends.reference import ReferenceBackend
-from pbdcloth.colliders import selfcollision
-from pbdcloth.colliders.selfcollision import (
+from pbdcloth.selfcollision import stage as selfcollision
+from pbdcloth.selfcollision.stage import (
     SelfCollision,
     SweepGrid,
     closest_point_triangle,
     closest_points_segments,
 )
-from pbdcloth.mesh import ClothMesh
-from pbdcloth.model import build_model
-from pbdcloth.scenes import SCENES, fold_scene, grid, twist_scene
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.model import build_model
+from pbdcloth.scenes.cloth import SCENES, fold_scene, grid, twist_scene
 
 # --- independent geometry ---------------------------------------------------------------------
 
@@ -634,7 +634,7 @@ def test_self_collision_off_leaves_the_solver_unchanged() -> None:
 
 
 def test_demo_command_runs_the_new_scenes(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from pbdcloth.cli import main
+    from pbdcloth.cli.main import main
 
     for name in ("fold", "twist"):
         out = tmp_path / name

@@ -9,7 +9,7 @@ import pbdcloth
 from pbdcloth import ClothSettings, ClothSolver, Plane, SettingsError, SolverInputError, Sphere
 from pbdcloth.backends.reference import ReferenceBackend
 from pbdcloth.constraints.bend import dihedral_angle
-from pbdcloth.scenes import drape_scene, grid
+from pbdcloth.scenes.cloth import drape_scene, grid
 
 G = np.array([0.0, -9.81, 0.0])
 

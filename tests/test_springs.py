@@ -547,8 +547,8 @@ def test_export_and_import_refuse_what_vrm_cannot_say(tmp_path: Path) -> None:
 
 # --- the demo ---------------------------------------------------------------------------------
 def test_springs_demo_runs_and_writes_its_outputs(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from pbdcloth.cli import main
-    from pbdcloth.scenes import SCENES
+    from pbdcloth.cli.main import main
+    from pbdcloth.scenes.cloth import SCENES
 
     assert "springs" in SCENES
     assert main(["demo", "--scene", "springs", "--frames", "12", "--quiet",

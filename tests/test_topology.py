@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbdcloth.coloring import color_constraints
+from pbdcloth.cloth.coloring import color_constraints
 from pbdcloth.constraints.bend import dihedral_angle, dihedral_angle_and_gradient
-from pbdcloth.mesh import ClothMesh
-from pbdcloth.model import build_model, geodesic_to_pins
-from pbdcloth.scenes import grid
-from pbdcloth.topology import build_topology
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.model import build_model, geodesic_to_pins
+from pbdcloth.scenes.cloth import grid
+from pbdcloth.cloth.topology import build_topology
 
 
 def test_grid_counts_follow_euler() -> None:
@@ -67,7 +67,7 @@ def test_coloring_has_no_shared_particle_within_a_color_and_is_deterministic() -
 
 def test_parallel_coloring_equals_the_rules() -> None:
     """The Jones-Plassmann path (used for big meshes) also gives a valid coloring."""
-    from pbdcloth import coloring
+    from pbdcloth.cloth import coloring
 
     pos, tris = grid(15, 15)
     top = build_topology(ClothMesh.from_arrays(pos, tris))

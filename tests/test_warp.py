@@ -32,9 +32,9 @@ from pbdcloth import (
     Sphere,
 )
 from pbdcloth.backends.numpy_backend import FrameStats
-from pbdcloth.backends.warp_backend import WarpBackend, WarpUnsupportedError
+from pbdcloth.backends.warp.backend import WarpBackend, WarpUnsupportedError
 from pbdcloth.colliders.base import Collider
-from pbdcloth.scenes import Scene, cloak_scene, drape_scene, grid, hanging_scene
+from pbdcloth.scenes.cloth import Scene, cloak_scene, drape_scene, grid, hanging_scene
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1.0 / 24.0
@@ -79,7 +79,7 @@ def max_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_hinge_angle_and_gradient_match_constraints_bend() -> None:
     """The kernels' dihedral angle and gradient (float64) against constraints/bend.py."""
-    from pbdcloth.backends.warp_kernels import build_kernels
+    from pbdcloth.backends.warp.kernels import build_kernels
     from pbdcloth.constraints.bend import dihedral_angle_and_gradient
 
     k = build_kernels("float64")
@@ -506,7 +506,7 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
     positions (N, 3) and multipliers (M,) in colored order, by the lane kernels or by the
     per-constraint kernels. XPBD starts from nonzero multipliers and with constraint damping,
     so every term of the update is exercised."""
-    from pbdcloth.backends.warp_lanes import LANES, LaneGroups
+    from pbdcloth.backends.warp.lanes import LANES, LaneGroups
 
     pos, tris = grid(12, 12, 1.0, 1.0, plane="xz")
     solver = ClothSolver(pos, tris, pinned=[0, 11])

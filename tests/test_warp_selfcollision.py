@@ -13,14 +13,14 @@ import pytest
 wp = pytest.importorskip("warp")
 
 from pbdcloth import ClothSettings
-from pbdcloth.backends.warp_backend import WarpBackend
-from pbdcloth.backends.warp_kernels import build_kernels
-from pbdcloth.backends.warp_selfcollision import WarpSelfCollision
-from pbdcloth.colliders import selfcollision
-from pbdcloth.colliders.selfcollision import REST_EXCLUSION, SelfCollision
-from pbdcloth.mesh import ClothMesh
-from pbdcloth.model import build_model
-from pbdcloth.scenes import fold_scene, twist_scene
+from pbdcloth.backends.warp.backend import WarpBackend
+from pbdcloth.backends.warp.kernels import build_kernels
+from pbdcloth.backends.warp.selfcollision import WarpSelfCollision
+from pbdcloth.selfcollision import stage as selfcollision
+from pbdcloth.selfcollision.stage import REST_EXCLUSION, SelfCollision
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.model import build_model
+from pbdcloth.scenes.cloth import fold_scene, twist_scene
 from test_selfcollision import (
     _crumpled,
     intersecting_pairs,
@@ -275,7 +275,7 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any
     the same candidates as with the default buffers; in the fold scene (candidates only
     where the layers meet, up to ~50 pairs at this resolution) the frames whose contacts
     overflow them are run again with larger ones and stay free of intersections."""
-    import pbdcloth.backends.warp_selfcollision as stage
+    import pbdcloth.backends.warp.selfcollision as stage
 
     pos, tris, x = _crumpled()
     s = ClothSettings(self_collision=True, self_thickness=0.015, self_clamp=0.5)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from pbdcloth import Capsule, ClothSettings, ClothSolver, SettingsError, SolverInputError
-from pbdcloth.model import BendFamily, DistanceFamily
-from pbdcloth.scenes import cloak_scene, grid
+from pbdcloth.cloth.model import BendFamily, DistanceFamily
+from pbdcloth.scenes.cloth import cloak_scene, grid
 
 G = 9.81
 

@@ -3,14 +3,14 @@
 The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
 """
 
-from .body import Body, body_colliders
+from .scenes.body import Body, body_colliders
 from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
-from .mesh import ClothMesh, MeshError
+from .cloth.mesh import ClothMesh, MeshError
 from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
 from .solver import ClothSolver, SolverInputError
 from .springs import SPRING_SETTINGS, SpringChain, SpringChainError, SpringSettings
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 __all__ = [
     "Body",
@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 # Scene files, streamed caches and post-processing.
-from .postprocess import taubin_smooth, thicken  # noqa: E402
-from .scenefile import SceneFileError, load_scene  # noqa: E402
-from .simulate import simulate  # noqa: E402
+from .pipeline.postprocess import taubin_smooth, thicken  # noqa: E402
+from .pipeline.scenefile import SceneFileError, load_scene  # noqa: E402
+from .pipeline.simulate import simulate  # noqa: E402
 
 __all__ += ["SceneFileError", "load_scene", "simulate", "taubin_smooth", "thicken"]

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .io.atomic import atomic_path
+from .atomic import atomic_path
 
 
 def _require_matplotlib():  # type: ignore[no-untyped-def]
@@ -119,7 +119,7 @@ def contact_sheet(
 def point_strain_from_rest(positions: NDArray[np.float64], triangles: NDArray[np.int64],
                            rest: NDArray[np.float64]) -> NDArray[np.float64]:
     """Per-point mean |L / L0 - 1| over the point's edges, L0 from ``rest``, shape (N,)."""
-    from .postprocess import edge_use
+    from .pipeline.postprocess import edge_use
 
     edges = edge_use(np.asarray(triangles, dtype=np.int64))[0]
     i, j = edges[:, 0], edges[:, 1]

@@ -23,8 +23,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .backends.numpy_backend import FrameStats, NumpyBackend
 from .colliders.base import Collider
-from .mesh import ClothMesh
-from .model import ClothModel, build_model
+from .cloth.mesh import ClothMesh
+from .cloth.model import ClothModel, build_model
 from .settings import ClothSettings, SettingsError
 
 F = NDArray[np.float64]
@@ -50,7 +50,7 @@ def make_backend(model: ClothModel, settings: ClothSettings) -> Backend:
     if settings.backend == "numpy":
         return NumpyBackend(model)
     try:
-        from .backends.warp_backend import WarpBackend  # optional dependency
+        from .backends.warp.backend import WarpBackend  # optional dependency
     except ImportError as exc:
         if settings.backend == "auto":
             return NumpyBackend(model)

@@ -16,8 +16,8 @@ from pbdcloth import ClothSolver
 from pbdcloth.houdini import geometry as hgeo
 from pbdcloth.houdini import parms, vdb
 from pbdcloth.houdini.operators import OPERATORS
-from pbdcloth.mesh import ClothMesh
-from pbdcloth.topology import build_topology
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 

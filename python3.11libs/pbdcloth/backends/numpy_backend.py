@@ -24,10 +24,10 @@ from numpy.typing import NDArray
 
 from ..colliders.base import Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
-from ..colliders.selfcollision import SelfCollision
+from ..selfcollision.stage import SelfCollision
 from ..constraints.bend import BendWorkspace, constraint_angle, dihedral_angle_and_gradient
 from ..constraints.distance import MIN_LENGTH
-from ..model import ClothModel, DistanceFamily
+from ..cloth.model import ClothModel, DistanceFamily
 from ..settings import ClothSettings
 
 F = NDArray[np.float64]

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ..colliders.base import Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
-from ..model import ClothModel
+from ..cloth.model import ClothModel
 from ..settings import ClothSettings
 from .numpy_backend import FrameStats, pbd_stiffness
 

@@ -199,7 +199,7 @@ def level_set_from_mesh(vertices: object, faces: object, voxel_size: float,
 
 def write_level_set(path: str | os.PathLike[str], grid: Any) -> Path:
     """Write ``grid`` to a .vdb file atomically (a temporary file renamed into place)."""
-    from ..io.atomic import atomic_path
+    from ..atomic import atomic_path
 
     vdb = import_openvdb()
     target = Path(path)

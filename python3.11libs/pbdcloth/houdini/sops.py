@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-from ..mesh import ClothMesh
-from ..model import build_model
+from ..cloth.mesh import ClothMesh
+from ..cloth.model import build_model
 from ..solver import ClothSolver
-from ..topology import build_topology
+from ..cloth.topology import build_topology
 from . import geometry as hgeo
 from . import operators as ops
 from . import parms

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from ..mesh import MeshError, triangulate
+from ..cloth.mesh import MeshError, triangulate
 from .obj import frame_path, read_obj, write_obj
 
 F = NDArray[np.float64]

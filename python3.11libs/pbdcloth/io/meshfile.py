@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ..mesh import MeshError
+from ..cloth.mesh import MeshError
 
 #: File suffixes understood by :func:`read_mesh`.
 MESH_SUFFIXES = (".obj", ".geo", ".usd", ".usda", ".usdc", ".usdz")

@@ -45,7 +45,7 @@ from ..colliders.base import Collider
 from ..colliders.shapes import Capsule, Sphere
 from ..settings import SPRING_VRM_NAMES, SettingsError, SpringSettings
 from ..springs import SpringChain, quaternion_matrix
-from .atomic import atomic_write
+from ..atomic import atomic_write
 
 F = NDArray[np.float64]
 
@@ -146,7 +146,7 @@ def write_gltf(
     Same arguments as :func:`spring_bone_json`. Needs pygltflib (``pip install 'pbdcloth[vrm]'``).
     """
     pygltflib = _require_pygltflib()
-    from .. import __version__
+    from ..version import __version__
 
     ext, nodes, roots = _layout(chains, names, parent_names, collider_names)
     gltf = pygltflib.GLTF2(

@@ -35,7 +35,7 @@ def _parser(sub: Sub, name: str, summary: str, overview: str, examples: str = ""
 
 
 def _scene_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    from .cli import settings_overrides
+    from .main import settings_overrides
 
     over = {"out": getattr(args, "out", None), "format": getattr(args, "format", None),
             "frames": getattr(args, "frames", None)}
@@ -43,7 +43,7 @@ def _scene_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
 
 
 def _add_scene_options(p: argparse.ArgumentParser) -> None:
-    from .cli import add_settings_arguments
+    from .main import add_settings_arguments
 
     p.add_argument("scene", help="Scene file (TOML): mesh, pins, colliders, settings, frames, "
                    "output. See examples/*.toml.")
@@ -63,7 +63,7 @@ def _add_scene_options(p: argparse.ArgumentParser) -> None:
 
 # --- validate ----------------------------------------------------------------------------
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .scenefile import SceneFileError, load_scene
+    from ..pipeline.scenefile import SceneFileError, load_scene
 
     over, settings = _scene_overrides(args)
     try:
@@ -97,10 +97,10 @@ def _add_validate(sub: Sub) -> None:
 
 # --- simulate ----------------------------------------------------------------------------
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from .checkpoint import CheckpointError
-    from .postprocess import PostprocessOptions
-    from .scenefile import SceneFileError, load_scene
-    from .simulate import checkpoint_path, simulate, summary_lines
+    from ..pipeline.checkpoint import CheckpointError
+    from ..pipeline.postprocess import PostprocessOptions
+    from ..pipeline.scenefile import SceneFileError, load_scene
+    from ..pipeline.simulate import checkpoint_path, simulate, summary_lines
 
     over, settings = _scene_overrides(args)
     try:
@@ -186,8 +186,8 @@ def _add_simulate(sub: Sub) -> None:
 def _cmd_preview(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .io.cache import find_cache, read_cache
-    from .preview import cache_strain, contact_sheet, render_frames, write_movie
+    from ..io.cache import find_cache, read_cache
+    from ..preview import cache_strain, contact_sheet, render_frames, write_movie
 
     kind, where, name = find_cache(args.cache)
     folder = where.parent if kind == "usd" else where
@@ -251,8 +251,8 @@ def _add_preview(sub: Sub) -> None:
 
 # --- plot --------------------------------------------------------------------------------
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from .preview import plot_log
-    from .simulate import LOG_NAME, read_log
+    from ..preview import plot_log
+    from ..pipeline.simulate import LOG_NAME, read_log
 
     source = Path(args.log)
     log = source / LOG_NAME if source.is_dir() else source
@@ -284,7 +284,7 @@ def _add_plot(sub: Sub) -> None:
 
 # --- postprocess -------------------------------------------------------------------------
 def _cmd_postprocess(args: argparse.Namespace) -> int:
-    from .postprocess import PostprocessOptions, postprocess_cache
+    from ..pipeline.postprocess import PostprocessOptions, postprocess_cache
 
     options = PostprocessOptions(smooth_iterations=args.smooth, thickness=args.shell_thickness,
                                  lam=args.smooth_lambda, mu=args.smooth_mu,
@@ -299,7 +299,7 @@ def _cmd_postprocess(args: argparse.Namespace) -> int:
 
 
 def _add_postprocess(sub: Sub) -> None:
-    from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU
+    from ..pipeline.postprocess import TAUBIN_LAMBDA, TAUBIN_MU
 
     p = _parser(
         sub, "postprocess", "Smooth and thicken a cache for rendering.",

@@ -6,7 +6,7 @@ at its start frame); every later frame is one step of 1 / fps seconds. Per frame
 1. sets the controls (pin targets and collider poses for the end of the frame) and steps;
 2. hands the frame to the cache writer, which writes it atomically (OBJ/.geo: one file per frame;
    USD: the whole layer, exported to a temporary file and renamed, throttled on long caches);
-3. appends one JSON line to ``log.jsonl`` (same keys as :func:`pbdcloth.runner.run_scene`:
+3. appends one JSON line to ``log.jsonl`` (same keys as :func:`pbdcloth.pipeline.run.run_scene`:
    ``frame``, ``ms``, ``max_strain``, ``mean_strain``, ``kinetic_energy``, ``contacts``, plus
    ``min_distance`` and whatever the backend reports in ``FrameStats.extra``);
 4. once the frame is complete on disk, saves the solver state as a checkpoint (atomically).
@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from .io.atomic import atomic_write
-from .io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
-from .model import point_normals
+from ..atomic import atomic_write
+from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
+from ..cloth.model import point_normals
 from .postprocess import postprocess
-from .runner import min_distance
+from .run import min_distance
 from .scenefile import SceneSpec
-from .solver import ClothSolver
+from ..solver import ClothSolver
 
 LOG_NAME = "log.jsonl"
 SUMMARY_NAME = "summary.json"

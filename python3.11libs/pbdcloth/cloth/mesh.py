@@ -186,3 +186,41 @@ def _check_manifold(triangles: IndexArray) -> None:
             f"non-manifold mesh: {bad.size} edge(s) are shared by more than two triangles, "
             f"e.g. edge ({edge[0]}, {edge[1]}) by triangles {_listed(owners)}"
         )
+
+
+def grid(
+    nx: int, ny: int, width: float = 1.0, height: float = 1.0, plane: str = "xz",
+    origin: tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """A regular triangulated grid of ``nx`` x ``ny`` points.
+
+    ``plane`` "xz" lies flat (normal +y), "xy" hangs vertically (from y = origin_y down to
+    origin_y - height). Point (i, j) (column i, row j) has index j * nx + i. Each quad is split
+    into two triangles along alternating diagonals, so the cloth has no preferred shear direction.
+    Returns (positions (nx*ny, 3), triangles (2 (nx-1)(ny-1), 3)).
+    """
+    if nx < 2 or ny < 2:
+        raise ValueError(f"a grid needs at least 2 x 2 points, got {nx} x {ny}")
+    u = np.linspace(0.0, width, nx)
+    w = np.linspace(0.0, height, ny)
+    uu, ww = np.meshgrid(u, w, indexing="xy")
+    pos = np.zeros((nx * ny, 3))
+    if plane == "xz":
+        pos[:, 0] = uu.ravel()
+        pos[:, 2] = ww.ravel()
+    elif plane == "xy":
+        pos[:, 0] = uu.ravel()
+        pos[:, 1] = -ww.ravel()
+    else:
+        raise ValueError(f"plane must be 'xz' or 'xy', got {plane!r}")
+    pos += np.asarray(origin, dtype=np.float64)
+    idx = np.arange(nx * ny).reshape(ny, nx)
+    a = idx[:-1, :-1]
+    b = idx[:-1, 1:]
+    c = idx[1:, 1:]
+    d = idx[1:, :-1]
+    flip = ((np.arange(ny - 1)[:, None] + np.arange(nx - 1)[None, :]) % 2).astype(bool)
+    t1 = np.where(flip[..., None], np.stack([a, b, d], -1), np.stack([a, b, c], -1))
+    t2 = np.where(flip[..., None], np.stack([b, c, d], -1), np.stack([a, c, d], -1))
+    tris = np.stack([t1, t2], axis=2).reshape(-1, 3)
+    return pos, tris.astype(np.int64)

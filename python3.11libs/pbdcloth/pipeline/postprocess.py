@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .model import point_normals
+from ..cloth.model import point_normals
 
 F = NDArray[np.float64]
 I = NDArray[np.int64]
@@ -248,7 +248,7 @@ def postprocess_cache(source: str, out_dir: str, options: PostprocessOptions,
     """
     from pathlib import Path
 
-    from .io.cache import FrameData, find_cache, read_cache, write_cache
+    from ..io.cache import FrameData, find_cache, read_cache, write_cache
 
     kind, where, stem = find_cache(source)
     cache = read_cache(source)

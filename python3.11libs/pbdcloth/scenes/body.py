@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .colliders import Capsule, Collider, Sphere
+from ..colliders import Capsule, Collider, Sphere
 
 F = NDArray[np.float64]
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..colliders.base import Collider
-from ..colliders.sdf import SdfCollider
-from ..colliders.shapes import Capsule, Plane, Sphere
-from .warp_kernels import SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SDF, SHAPE_SPHERE
+from ...colliders.base import Collider
+from ...colliders.sdf import SdfCollider
+from ...colliders.shapes import Capsule, Plane, Sphere
+from .kernels import SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SDF, SHAPE_SPHERE
 
 _SHAPE_KIND = {Plane: SHAPE_PLANE, Sphere: SHAPE_SPHERE, Capsule: SHAPE_CAPSULE,
                SdfCollider: SHAPE_SDF}

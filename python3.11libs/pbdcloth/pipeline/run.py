@@ -11,11 +11,11 @@ from typing import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from .colliders import Collider
-from .io.atomic import atomic_write
-from .io.obj import frame_path, write_obj
-from .scenes import Scene
-from .solver import ClothSolver
+from ..colliders import Collider
+from ..atomic import atomic_write
+from ..io.obj import frame_path, write_obj
+from ..scenes.cloth import Scene
+from ..solver import ClothSolver
 
 FrameCallback = Callable[[int, ClothSolver], None]
 

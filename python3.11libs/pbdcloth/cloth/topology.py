@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .constraints.bend import dihedral_angle
+from ..constraints.bend import dihedral_angle
 from .mesh import ClothMesh, FloatArray, IndexArray, triangle_areas
 
 

@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .colliders import Capsule, Collider, Plane, Sphere
-from .mesh import ClothMesh, MeshError
+from ..colliders import Capsule, Collider, Plane, Sphere
+from ..cloth.mesh import ClothMesh, MeshError
 from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
-from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError, setting
-from .solver import ClothSolver
+from ..settings import CLOTH_SETTINGS, ClothSettings, SettingsError, setting
+from ..solver import ClothSolver
 
 F = NDArray[np.float64]
 
@@ -168,7 +168,7 @@ def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
     """A level-set collider from a closed mesh (OpenVDB mesh-to-level-set, like Houdini's VDB
     from Polygons) or a ``.vdb`` file; the level set is built once per spec."""
     try:
-        from .colliders.sdf import SdfCollider
+        from ..colliders.sdf import SdfCollider
     except ImportError as exc:
         raise SceneFileError(spec.key, [Problem(
             f"{spec.key}.type", spec.kind,
@@ -177,8 +177,8 @@ def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
     p = spec.params
     if "collider" not in spec._sdf:
         if spec.kind == "mesh":
-            from .io.meshfile import read_mesh
-            from .mesh import triangulate
+            from ..io.meshfile import read_mesh
+            from ..cloth.mesh import triangulate
 
             mesh = read_mesh(p["file"], p.get("prim") or None)
             spec._sdf["collider"] = SdfCollider.from_mesh(
@@ -468,8 +468,8 @@ def _read_settings(check: _Checker, table: dict[str, Any],
 
 def _read_mesh(check: _Checker, table: dict[str, Any]
                ) -> tuple[F, NDArray[np.int64], dict[str, NDArray[np.int64]]] | None:
-    from .io.meshfile import MESH_SUFFIXES, read_mesh
-    from .scenes import grid
+    from ..io.meshfile import MESH_SUFFIXES, read_mesh
+    from ..scenes.cloth import grid
 
     where = "mesh."
     check.unknown(table, ("file", "prim", "grid", "scale", "translate"), where)
@@ -612,7 +612,7 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
         params["radius"] = check.number(entry, "radius", where, minimum=0.0,
                                         exclusive_min=True, unit="m")
     elif kind == "mesh":
-        from .io.meshfile import MESH_SUFFIXES
+        from ..io.meshfile import MESH_SUFFIXES
 
         params["file"] = check.file(entry, "file", where, MESH_SUFFIXES)
         params["prim"] = check.text(entry, "prim", where, "")
@@ -628,7 +628,7 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
         return None
     if kind in ("mesh", "vdb"):
         try:
-            from .colliders.sdf import SdfCollider  # noqa: F401
+            from ..colliders.sdf import SdfCollider  # noqa: F401
         except ImportError:
             check.add(f"{where}type", kind,
                       f"'{kind}' colliders need SdfCollider (pbdcloth.colliders.sdf), which "

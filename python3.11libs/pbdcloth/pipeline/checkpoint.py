@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .io.atomic import atomic_write
+from ..atomic import atomic_write
 
 _ARRAYS = ("positions", "velocities", "pin_start", "pin_end")
 

@@ -34,9 +34,9 @@ from typing import Any
 
 import warp as wp
 
-from ..colliders.sdf_grid import MIN_GRADIENT
-from ..constraints.bend import DEGENERATE_NORMAL_SQ
-from ..constraints.distance import MIN_LENGTH
+from ...colliders.sdf_grid import MIN_GRADIENT
+from ...constraints.bend import DEGENERATE_NORMAL_SQ
+from ...constraints.distance import MIN_LENGTH
 
 #: Collider kinds in the analytic shape table (``shape_kind``).
 SHAPE_PLANE = 0

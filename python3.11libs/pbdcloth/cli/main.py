@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .settings import (
+from ..settings import (
     CLOTH_SETTINGS,
     KIND_BOOL,
     KIND_CHOICE,
@@ -25,7 +25,7 @@ from .settings import (
 )
 
 if TYPE_CHECKING:
-    from .spring_scene import SpringScene
+    from ..scenes.springs import SpringScene
 
 EXIT_USAGE = 2
 
@@ -85,11 +85,11 @@ def apply_overrides(base: ClothSettings, args: argparse.Namespace) -> ClothSetti
 
 # --- demo ----------------------------------------------------------------------------------
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .colliders import Sphere
-    from .preview import contact_sheet
-    from .runner import run_scene
-    from .scenes import SCENES
-    from .spring_scene import SpringScene
+    from ..colliders import Sphere
+    from ..preview import contact_sheet
+    from ..pipeline.run import run_scene
+    from ..scenes.cloth import SCENES
+    from ..scenes.springs import SpringScene
 
     scene = SCENES[args.scene]()
     if isinstance(scene, SpringScene):  # spring chains, not cloth: the scene runs itself
@@ -124,7 +124,7 @@ def _run_spring_scene(scene: "SpringScene", args: argparse.Namespace) -> int:
 
 
 def _add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
-    from .scenes import SCENES
+    from ..scenes.cloth import SCENES
 
     p = sub.add_parser(
         "demo", help="run a built-in scene and write OBJ frames and a preview picture",
@@ -142,7 +142,7 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 # --- settings ------------------------------------------------------------------------------
 def _cmd_settings(args: argparse.Namespace) -> int:
-    from .docs import settings_markdown
+    from ..docs import settings_markdown
 
     print(settings_markdown())
     return 0
@@ -159,8 +159,8 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore
     _add_settings,
 ]
 
-# Scene files and caches: simulate, validate, preview, plot, postprocess (pbdcloth.cli_sim).
-from .cli_sim import SIM_COMMANDS  # noqa: E402
+# Scene files and caches: simulate, validate, preview, plot, postprocess (pbdcloth.cli.scenes).
+from .scenes import SIM_COMMANDS  # noqa: E402
 
 COMMANDS.extend(SIM_COMMANDS)
 
@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Position-based cloth (PBD/XPBD) and spring-bone simulation. Lengths in "
         "metres, time in seconds, Y up, as in Houdini.",
     )
-    from . import __version__
+    from ..version import __version__
 
     parser.add_argument("--version", action="version", version=f"pbdcloth {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

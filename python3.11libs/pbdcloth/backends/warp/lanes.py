@@ -1,7 +1,7 @@
 """CPU-only kernels (float32, Warp's CPU device): constraints eight at a time, particles in one loop.
 
 Why: on the CPU Warp runs a kernel's threads one after another, and each thread of
-:func:`~pbdcloth.backends.warp_kernels.build_kernels`' per-constraint kernels is one scalar
+:func:`~pbdcloth.backends.warp.kernels.build_kernels`' per-constraint kernels is one scalar
 dependency chain that the processor cannot overlap with the next constraint's: a hinge of
 ``bend_pbd`` is ~150 floating-point operations (cross products, a square root, an arctangent,
 five divisions), ~45-60 ns; a distance constraint of ``distance_pbd`` (a square root and a
@@ -54,8 +54,8 @@ from typing import NamedTuple
 import numpy as np
 import warp as wp
 
-from ..constraints.bend import DEGENERATE_NORMAL_SQ
-from ..constraints.distance import MIN_LENGTH
+from ...constraints.bend import DEGENERATE_NORMAL_SQ
+from ...constraints.distance import MIN_LENGTH
 
 #: Constraints per lane group (8 float32 lanes = one AVX register; the gather's vector
 #: initializers are written out for 8).

@@ -1,6 +1,6 @@
-"""Device code of the Warp self-collision stage (see :mod:`.warp_selfcollision`).
+"""Device code of the Warp self-collision stage (see :mod:`.selfcollision`).
 
-The per-pair form of :mod:`pbdcloth.colliders.selfcollision`: the same closest points (Ericson
+The per-pair form of :mod:`pbdcloth.selfcollision.stage`: the same closest points (Ericson
 2005, "Real-Time Collision Detection", 5.1.5 and 5.1.9), sides from signed volumes at the start
 of the substep, the constraint ``C = n . (x_A - x_B) - t >= 0`` projected as PBD (Müller et al.
 2006, eq. 9) with Coulomb friction in position form (Macklin et al. 2014, eq. 24), Jacobi

@@ -20,11 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .body import Body
-from .colliders.base import Collider
-from .colliders.shapes import Capsule, Sphere
-from .io.atomic import atomic_write
-from .settings import SpringSettings
-from .springs import SpringChain
+from ..colliders.base import Collider
+from ..colliders.shapes import Capsule, Sphere
+from ..atomic import atomic_write
+from ..settings import SpringSettings
+from ..springs import SpringChain
 
 F = NDArray[np.float64]
 
@@ -141,7 +141,7 @@ class SpringScene:
     def run(self, out_dir: str | Path, frames: int | None = None,
             progress: bool = True) -> list[str]:
         """Simulate and write the outputs into ``out_dir``; return the lines to print."""
-        from .io.vrm import write_gltf, write_spring_bone_json
+        from ..io.vrm import write_gltf, write_spring_bone_json
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,7 @@ def paths_picture(path: str | Path, names: Sequence[str], positions: Sequence[Se
     tips' paths; the body is drawn as its capsules at rest. The third panel shows the tips and
     the chest from above, in world space. Written atomically as PNG. Needs matplotlib.
     """
-    from .preview import _require_matplotlib, save_figure
+    from ..preview import _require_matplotlib, save_figure
 
     plt = _require_matplotlib()
     count = len(parents)
@@ -312,6 +312,6 @@ def _end_frame(colliders: Sequence[Collider]) -> None:
 
 
 def _bar(total: int, name: str):  # type: ignore[no-untyped-def]
-    from .runner import _progress  # the runner's progress bar (tqdm when installed)
+    from ..pipeline.run import _progress  # the runner's progress bar (tqdm when installed)
 
     return _progress(total, name)

@@ -1,6 +1,6 @@
 """Cloth self-collision on the Warp device: the numpy stage's method as kernels (CPU or CUDA).
 
-Same semantics as :mod:`pbdcloth.colliders.selfcollision` (read its module docstring: clamp,
+Same semantics as :mod:`pbdcloth.selfcollision.stage` (read its module docstring: clamp,
 Verlet candidate lists, sided contacts, friction, Jacobi averaging, fail-safe), with the
 device-side data structures below. Everything is issued into the Warp backend's recorded frame
 (one graph for the whole frame): nothing waits for the host inside a frame.
@@ -49,7 +49,7 @@ core at 10k particles the fold scene rebuilds its lists at nearly every substep,
 costs 20-100 ms against 0.8 ms for the constraint solve (the edge-edge query most of it); the
 narrow phase about 40 ms in the folded state.
 
-Determinism: see :mod:`.warp_selfcollision_kernels` (no float sum depends on thread order).
+Determinism: see :mod:`.selfcollision_kernels` (no float sum depends on thread order).
 Two runs on the CPU device are bit-identical (tested); CUDA is untested.
 
 Measured (tests/test_warp_selfcollision.py, CPU device): the broad phase finds exactly the
@@ -67,10 +67,10 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..colliders import selfcollision as ref
-from ..model import ClothModel
-from ..settings import ClothSettings
-from . import warp_selfcollision_kernels as kk
+from ...selfcollision import stage as ref
+from ...cloth.model import ClothModel
+from ...settings import ClothSettings
+from . import selfcollision_kernels as kk
 
 __all__ = ["WarpSelfCollision"]
 

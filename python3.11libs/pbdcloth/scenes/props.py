@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from .colliders.sdf import SdfCollider
+from ..colliders.sdf import SdfCollider
 
 F = NDArray[np.float64]
 Ix = NDArray[np.int64]
@@ -92,7 +92,7 @@ def mannequin_mesh(height: float = 1.75) -> tuple[F, Ix]:
     and head sphere of :class:`pbdcloth.body.Body` meshed and merged. The parts overlap;
     OpenVDB's mesh-to-level-set fills each closed part, so the level set is their union."""
     from .body import Body
-    from .colliders.shapes import Capsule, Sphere
+    from ..colliders.shapes import Capsule, Sphere
 
     parts = []
     for collider in Body(height).colliders:
@@ -117,7 +117,7 @@ def cached_level_set(name: str, vertices: F, faces: Ix, voxel_size: float,
     Returns the collider, the ``.vdb`` path and whether it was built now (False: read from the
     cache). The file is written atomically, so an interrupted run never leaves a broken cache.
     """
-    from .colliders.vdb_io import level_set_from_mesh, write_level_set
+    from ..colliders.vdb_io import level_set_from_mesh, write_level_set
 
     digest = hashlib.sha256()
     for arr in (np.ascontiguousarray(vertices, dtype=np.float64),

@@ -121,7 +121,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model import ClothModel
+from ..cloth.model import ClothModel
 
 F = NDArray[np.float64]
 I = NDArray[np.intp]

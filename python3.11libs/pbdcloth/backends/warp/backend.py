@@ -2,7 +2,7 @@
 
 Same model, same colors, same settings, same order of operations as
 :class:`~pbdcloth.backends.numpy_backend.NumpyBackend` (see its module docstring for the
-substep); the kernels in :mod:`.warp_kernels` are the per-constraint form of the same formulas.
+substep); the kernels in :mod:`.kernels` are the per-constraint form of the same formulas.
 Each color of each family is one launch; nothing is reduced in parallel, so a run is
 deterministic on the CPU and on a GPU.
 
@@ -15,9 +15,9 @@ replay, so the recording stays valid until the settings, ``dt`` or the kind of c
 
 Limitations:
     - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere``, ``Capsule`` and
-      :class:`~pbdcloth.colliders.sdf.SdfCollider` (exact types, see :mod:`.warp_colliders`);
+      :class:`~pbdcloth.colliders.sdf.SdfCollider` (exact types, see :mod:`.colliders`);
       any other collider raises :class:`WarpUnsupportedError` naming it.
-    - Self-collision (``self_collision`` on): :mod:`.warp_selfcollision`, issued into the same
+    - Self-collision (``self_collision`` on): :mod:`.selfcollision`, issued into the same
       recorded frame; a frame whose candidate pairs overflow their buffers is run again with
       larger ones.
     - float32 by default: agrees with numpy to a measured tolerance, not bit for bit
@@ -35,14 +35,14 @@ import numpy as np
 import warp as wp
 from numpy.typing import NDArray
 
-from ..colliders.base import Collider
-from ..colliders.sdf import SdfCollider
-from ..model import ClothModel, DistanceFamily
-from ..settings import ClothSettings, SettingsError
-from .numpy_backend import FrameStats, pbd_stiffness
-from .warp_colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
-from .warp_kernels import build_kernels
-from .warp_lanes import LaneFamilies, build_lane_kernels, lane_families
+from ...colliders.base import Collider
+from ...colliders.sdf import SdfCollider
+from ...cloth.model import ClothModel, DistanceFamily
+from ...settings import ClothSettings, SettingsError
+from ..numpy_backend import FrameStats, pbd_stiffness
+from .colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
+from .kernels import build_kernels
+from .lanes import LaneFamilies, build_lane_kernels, lane_families
 
 __all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
@@ -188,7 +188,7 @@ class WarpBackend:
         use_graph: replay frames as a captured graph where Warp supports it (default); False
             replays recorded launches one by one from Python.
         use_lanes: on the CPU in float32, project distances and hinges eight at a time and
-            predict and update all particles in one loop (:mod:`.warp_lanes`, default); False
+            predict and update all particles in one loop (:mod:`.lanes`, default); False
             runs the per-constraint and per-particle kernels that CUDA runs.
 
     The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
@@ -229,7 +229,7 @@ class WarpBackend:
         self.replay_mode = ""
         """How the last recording is replayed: "graph" or "launches"."""
         self._selfcol: Any = None
-        """The self-collision stage (:class:`.warp_selfcollision.WarpSelfCollision`), built on
+        """The self-collision stage (:class:`.selfcollision.WarpSelfCollision`), built on
         first use."""
 
     # ---------------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ class WarpBackend:
         self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
                            if colliders else None)
         if settings.self_collision:
-            from .warp_selfcollision import WarpSelfCollision
+            from .selfcollision import WarpSelfCollision
 
             if self._selfcol is None:
                 self._selfcol = WarpSelfCollision(self.model, k, dev)

@@ -1,0 +1,5 @@
+"""The ``pbdcloth`` command."""
+
+from .main import main
+
+__all__ = ["main"]

@@ -1,0 +1,7 @@
+"""``python -m pbdcloth.cli``: the ``pbdcloth`` command."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Running scenes: scene files, the run loop, checkpoints, progress and post-processing."""

@@ -1,0 +1,1 @@
+"""Self-collision: closest points, candidate lists, the narrow phase and its fail-safe."""
