@@ -37,6 +37,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth import ClothSettings, Plane, SdfCollider
+from pbdcloth.backends.base import Control
+from pbdcloth.cloth.state import ClothState
 from pbdcloth.backends.numpy_backend import NumpyBackend
 from pbdcloth.colliders.response import ContactBuffer, project_contacts
 from pbdcloth.cloth.mesh import ClothMesh
@@ -124,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     def step(colliders: list[object]) -> Callable[[], float]:
         def run() -> float:
             t = time.perf_counter()
-            backend.step(pos, vel, settings, substep, pins, pins, colliders)  # type: ignore[arg-type]
+            backend.step(ClothState(pos, vel), ClothState(pos, vel),
+                         Control(settings, pins, pins, colliders), substep)  # type: ignore[arg-type]
             return time.perf_counter() - t
         return run
 

@@ -33,6 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 import warp as wp
+from pbdcloth.backends.base import Control
+from pbdcloth.cloth.state import ClothState
 from pbdcloth.backends.warp.backend import WarpBackend
 from pbdcloth.scenes.cloth import fold_scene
 
@@ -54,14 +56,14 @@ def _graph_window(scene: Any, x: np.ndarray, v: np.ndarray, frames: int, on: boo
     """ms per substep of the graph replay over the window, and the last frame's stats."""
     settings = scene.settings.replace(self_collision=on)
     backend = WarpBackend(scene.make_solver().model, device=device)
-    args = (np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
-    backend.step(x, v, settings, 1.0 / scene.fps, *args)  # record (and grow buffers)
-    xs, vs = x, v
+    control = Control(settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
+    backend.step(ClothState(x, v), ClothState(x, v), control, 1.0 / scene.fps)  # record, grow
+    state = ClothState(x, v)
     total = 0.0
     extra: dict[str, float] = {}
     for _ in range(frames):
         start = time.perf_counter()
-        xs, vs, st = backend.step(xs, vs, settings, 1.0 / scene.fps, *args)
+        st = backend.step(state, state, control, 1.0 / scene.fps)
         total += time.perf_counter() - start
         for key, val in st.extra.items():
             extra[key] = extra.get(key, 0.0) + val / frames
@@ -72,8 +74,8 @@ def _launch_window(scene: Any, x: np.ndarray, v: np.ndarray, device: str) -> dic
     """ms per substep by phase, one frame replayed launch by launch."""
     settings = scene.settings
     backend = WarpBackend(scene.make_solver().model, device=device, use_graph=False)
-    args = (np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
-    backend.step(x, v, settings, 1.0 / scene.fps, *args)  # record and size the buffers
+    control = Control(settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
+    backend.step(ClothState(x, v), ClothState(x, v), control, 1.0 / scene.fps)  # record, size
     backend._x.assign(x.astype(np.float32))
     backend._v.assign(v.astype(np.float32))
     if backend._selfcol is not None:

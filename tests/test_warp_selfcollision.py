@@ -13,6 +13,8 @@ import pytest
 wp = pytest.importorskip("warp")
 
 from pbdcloth import ClothSettings
+from pbdcloth.backends.base import Control
+from pbdcloth.cloth.state import ClothState
 from pbdcloth.backends.warp.backend import WarpBackend
 from pbdcloth.backends.warp.kernels import build_kernels
 from pbdcloth.backends.warp.selfcollision import WarpSelfCollision
@@ -308,8 +310,11 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame(monkeypatch: Any
                 m.setattr(stage, "INITIAL_SLOTS", 64)
                 m.setattr(stage, "INITIAL_PER_QUERY", 8)
                 fresh = WarpBackend(solver.model, device="cpu")
-                x, v, _ = fresh.step(*before, scene.settings, 1.0 / scene.fps,
-                                     np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
+                out = ClothState(*before)
+                fresh.step(ClothState(*before), out, Control(
+                    scene.settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders),
+                    1.0 / scene.fps)
+                x, v = out.positions, out.velocities
             assert np.array_equal(x, solver.positions) and np.array_equal(v, solver.velocities)
             checked += 1
     assert grown[0] == 8 and grown[-1] > 8 and checked > 0

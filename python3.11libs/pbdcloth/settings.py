@@ -11,16 +11,57 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar, Iterator, Literal, Sequence, TypeVar
 
 Vec3 = tuple[float, float, float]
 
-KIND_FLOAT = "float"
-KIND_INT = "int"
-KIND_BOOL = "bool"
-KIND_VEC3 = "vec3"
-KIND_CHOICE = "choice"
-KIND_STRING = "string"
+class Choice(str, Enum):
+    """A closed choice: an enum whose members are their text (``Model.XPBD == "xpbd"``).
+
+    Members print, format and serialise (JSON, TOML, Houdini menus) as their value, so code
+    compares against members while files and command lines keep the plain words.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class SettingKind(Choice):
+    """What kind of value a declared setting holds."""
+
+    FLOAT = "float"
+    INT = "int"
+    BOOL = "bool"
+    VEC3 = "vec3"
+    CHOICE = "choice"
+    STRING = "string"
+
+
+class Model(Choice):
+    """The constraint solver: Müller 2006 PBD (stiffness) or Macklin 2016 XPBD (compliance)."""
+
+    PBD = "pbd"
+    XPBD = "xpbd"
+
+
+class BackendChoice(Choice):
+    """Which backend steps the cloth."""
+
+    NUMPY = "numpy"
+    WARP = "warp"
+    AUTO = "auto"
+
+
+KIND_FLOAT = SettingKind.FLOAT
+KIND_INT = SettingKind.INT
+KIND_BOOL = SettingKind.BOOL
+KIND_VEC3 = SettingKind.VEC3
+KIND_CHOICE = SettingKind.CHOICE
+KIND_STRING = SettingKind.STRING
 
 
 class SettingsError(ValueError):
@@ -45,7 +86,7 @@ class Setting:
     """
 
     name: str
-    kind: str
+    kind: SettingKind
     default: Any
     minimum: float | None
     maximum: float | None
@@ -54,6 +95,8 @@ class Setting:
     group: str
     help: str
     choices: tuple[tuple[str, str], ...] = ()
+    enum: type[Choice] | None = None
+    """For a ``choice`` setting: the :class:`Choice` enum its values are converted to."""
 
     def range_text(self) -> str:
         """Human-readable range, e.g. ``[0, 1]`` or ``>= 0``."""
@@ -83,9 +126,9 @@ class Setting:
             return value
         if self.kind == KIND_CHOICE:
             allowed = [v for v, _ in self.choices]
-            if value not in allowed:
+            if not isinstance(value, str) or value not in allowed:
                 raise SettingsError(f"{where} must be one of {allowed}, got {value!r}")
-            return value
+            return self.enum(value) if self.enum is not None else str(value)
         if self.kind == KIND_VEC3:
             try:
                 vec = tuple(float(c) for c in value)
@@ -120,6 +163,15 @@ class Setting:
             )
 
 
+def _plain(value: Any) -> Any:
+    """A setting's value as plain data: vectors as lists, choices as their text."""
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Choice):
+        return value.value
+    return value
+
+
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -127,7 +179,7 @@ def _fmt(x: float) -> str:
 def _declare(
     default: Any,
     *,
-    kind: str,
+    kind: SettingKind,
     label: str,
     group: str,
     help: str,
@@ -135,6 +187,7 @@ def _declare(
     minimum: float | None = None,
     maximum: float | None = None,
     choices: Sequence[tuple[str, str]] = (),
+    enum: type[Choice] | None = None,
 ) -> Any:
     """A dataclass field whose metadata holds the declaration of one setting."""
     meta = {
@@ -146,6 +199,7 @@ def _declare(
         "minimum": minimum,
         "maximum": maximum,
         "choices": tuple(choices),
+        "enum": enum,
     }
     return field(default=default, metadata=meta)
 
@@ -177,10 +231,7 @@ class DeclaredSettings:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain ``{name: value}`` of every setting (vectors as lists), JSON-safe."""
-        return {
-            d.name: list(v) if isinstance(v := getattr(self, d.name), tuple) else v
-            for d in self.declarations()
-        }
+        return {d.name: _plain(getattr(self, d.name)) for d in self.declarations()}
 
     @classmethod
     def from_dict(cls: type[_SettingsT], values: dict[str, Any]) -> _SettingsT:
@@ -199,10 +250,6 @@ GROUP_PINS = "Pins and tethers"
 GROUP_COLLISIONS = "Collisions"
 GROUP_SELF = "Self collision"
 
-ModelName = Literal["pbd", "xpbd"]
-BackendName = Literal["numpy", "warp", "auto"]
-
-
 @dataclass(frozen=True)
 class ClothSettings(DeclaredSettings):
     """Settings of a cloth simulation; every field is range-checked on construction.
@@ -213,8 +260,8 @@ class ClothSettings(DeclaredSettings):
     """
 
     # --- Solver -------------------------------------------------------------------------------
-    model: str = _declare(
-        "pbd", kind=KIND_CHOICE, label="Model", group=GROUP_SOLVER,
+    model: str = _declare(  # a Model (a str) after validation
+        Model.PBD, kind=KIND_CHOICE, label="Model", group=GROUP_SOLVER, enum=Model,
         choices=(("pbd", "PBD (stiffness 0..1)"), ("xpbd", "XPBD (compliance, SI units)")),
         help="pbd: Müller 2006 position based dynamics with stiffness in [0, 1]; "
         "xpbd: Macklin 2016 extended PBD with compliance in SI units, independent of substeps "
@@ -231,8 +278,9 @@ class ClothSettings(DeclaredSettings):
         help="Gauss-Seidel passes over all constraints per substep. With XPBD one pass per "
         "substep ('small steps') is usually best.",
     )
-    backend: str = _declare(
-        "numpy", kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
+    backend: str = _declare(  # a BackendChoice (a str) after validation
+        BackendChoice.NUMPY, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
+        enum=BackendChoice,
         choices=(("numpy", "NumPy"), ("warp", "NVIDIA Warp"), ("auto", "Fastest available")),
         help="numpy: the reference, runs everywhere; warp: Warp kernels on the CPU or a CUDA "
         "GPU; auto: warp when importable, else numpy.",
@@ -390,7 +438,7 @@ def _declarations(cls: type) -> tuple[Setting, ...]:
             Setting(
                 name=f.name, kind=m["kind"], default=f.default, minimum=m["minimum"],
                 maximum=m["maximum"], unit=m["unit"], label=m["label"], group=m["group"],
-                help=m["help"], choices=m["choices"],
+                help=m["help"], choices=m["choices"], enum=m.get("enum"),
             )
         )
     return tuple(decls)

@@ -16,52 +16,46 @@ Example::
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .backends.numpy_backend import FrameStats, NumpyBackend
-from .colliders.base import Collider
+from .arrays import F
+from .backends.base import Backend, Control, FrameStats, SolverInputError
+from .backends.numpy_backend import NumpyBackend
 from .cloth.mesh import ClothMesh
 from .cloth.model import ClothModel, build_model
-from .settings import ClothSettings, SettingsError
+from .cloth.state import ClothState
+from .colliders.base import Collider
+from .selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
+from .settings import BackendChoice, ClothSettings, SettingsError
 
-F = NDArray[np.float64]
-
-
-class Backend(Protocol):
-    """What a backend offers the solver: one frame of substeps on (N, 3) state arrays."""
-
-    name: str
-
-    def step(
-        self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
-        colliders: Sequence[Collider],
-    ) -> tuple[F, F, FrameStats]: ...
+__all__ = ["ClothSolver", "SolverInputError", "make_backend"]
 
 
-class SolverInputError(ValueError):
-    """A value given to the solver at run time (time step, targets, colliders) is unusable."""
-
-
-def make_backend(model: ClothModel, settings: ClothSettings) -> Backend:
+def make_backend(model: ClothModel, settings: ClothSettings,
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING) -> Backend:
     """The backend the settings ask for; ``auto`` takes Warp when it imports, else numpy."""
-    if settings.backend == "numpy":
-        return NumpyBackend(model)
+    if settings.backend == BackendChoice.NUMPY:
+        return NumpyBackend(model, tuning=tuning)
     try:
         from .backends.warp.backend import WarpBackend  # optional dependency
     except ImportError as exc:
-        if settings.backend == "auto":
-            return NumpyBackend(model)
+        if settings.backend == BackendChoice.AUTO:
+            return NumpyBackend(model, tuning=tuning)
         raise SettingsError(
             f"backend 'warp' needs NVIDIA Warp (pip install 'pbdcloth[warp]'): {exc}"
         ) from None
-    return WarpBackend(model, device=settings.device or None)
+    return WarpBackend(model, device=settings.device or None, tuning=tuning)
 
 
 class ClothSolver:
     """A cloth simulation: mesh + pins + settings + colliders, stepped one frame at a time.
+
+    Holds the static :attr:`model`, the time-varying :attr:`state` and the caller's controls
+    (pin targets, colliders, settings), and steps them with a backend's
+    ``step(state_in, state_out, control, dt)``.
 
     Args:
         positions: rest positions (N, 3) [m]; also the initial positions.
@@ -70,9 +64,11 @@ class ClothSolver:
         settings: :class:`ClothSettings`; defaults when ``None``.
         colliders: obstacles (Plane, Sphere, Capsule, SdfCollider, ...).
         velocities: initial velocities (N, 3) [m/s]; zero when ``None``.
+        self_collision_tuning: the self-collision method's constants (tests and benchmarks
+            pass another :class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning`).
 
     Raises:
-        MeshError: bad mesh or pins (see :class:`~pbdcloth.mesh.ClothMesh`).
+        MeshError: bad mesh or pins (see :class:`~pbdcloth.cloth.mesh.ClothMesh`).
         SettingsError: out-of-range settings.
     """
 
@@ -84,26 +80,27 @@ class ClothSolver:
         settings: ClothSettings | None = None,
         colliders: Sequence[Collider] = (),
         velocities: ArrayLike | None = None,
+        self_collision_tuning: SelfCollisionTuning = DEFAULT_TUNING,
     ) -> None:
         self._settings = self._check_settings(settings if settings is not None else ClothSettings())
         mesh = ClothMesh.from_arrays(positions, faces)
         self.model: ClothModel = build_model(mesh, pinned, self._settings.density)
         self.colliders: list[Collider] = self._check_colliders(colliders)
-        self._x = mesh.positions.copy()
-        self._v = np.zeros_like(self._x)
+        self._tuning = self_collision_tuning
+        x = mesh.positions.copy()
+        v = np.zeros_like(x)
         if velocities is not None:
             vel = np.asarray(velocities, dtype=np.float64)
-            if vel.shape != self._x.shape or not np.all(np.isfinite(vel)):
+            if vel.shape != x.shape or not np.all(np.isfinite(vel)):
                 raise SolverInputError(
-                    f"velocities must be a finite array of shape {self._x.shape}, got {vel.shape}"
+                    f"velocities must be a finite array of shape {x.shape}, got {vel.shape}"
                 )
-            self._v[:] = vel
-            self._v[self.model.pinned] = 0.0
-        self._pin_start = self._x[self.model.pinned].copy()
+            v[:] = vel
+            v[self.model.pinned] = 0.0
+        self._state = ClothState(x, v)
+        self._pin_start = x[self.model.pinned].copy()
         self._pin_end = self._pin_start.copy()
-        self._backend: Backend = make_backend(self.model, self._settings)
-        self.frame = 0
-        self.time = 0.0
+        self._backend: Backend = make_backend(self.model, self._settings, self._tuning)
         self.last_stats = FrameStats()
         self.last_frame_seconds = 0.0
 
@@ -151,32 +148,49 @@ class ClothSolver:
 
     # --- state -------------------------------------------------------------------------------
     @property
+    def state(self) -> ClothState:
+        """The current :class:`~pbdcloth.cloth.state.ClothState` (its arrays are read-only)."""
+        return self._state
+
+    @property
+    def frame(self) -> int:
+        """Frames stepped since the start."""
+        return self._state.frame
+
+    @property
+    def time(self) -> float:
+        """Simulated time since the start [s]."""
+        return self._state.time
+
+    @property
     def positions(self) -> F:
         """Current particle positions [m], shape (N, 3), read-only.
 
         Each frame makes a new array, so an array kept from an earlier frame stays as it was.
         Assign to the property to teleport the cloth.
         """
-        return self._x
+        return self._state.positions
 
     @positions.setter
     def positions(self, value: ArrayLike) -> None:
-        arr = np.asarray(value, dtype=np.float64)
-        if arr.shape != self._x.shape or not np.all(np.isfinite(arr)):
-            raise SolverInputError(f"positions must be finite, shape {self._x.shape}")
-        self._x = arr.copy()
+        self._state.positions = self._checked("positions", value, self._state.positions.shape)
 
     @property
     def velocities(self) -> F:
         """Current particle velocities [m/s], shape (N, 3), read-only (new array each frame)."""
-        return self._v
+        return self._state.velocities
 
     @velocities.setter
     def velocities(self, value: ArrayLike) -> None:
-        arr = np.asarray(value, dtype=np.float64)
-        if arr.shape != self._v.shape or not np.all(np.isfinite(arr)):
-            raise SolverInputError(f"velocities must be finite, shape {self._v.shape}")
-        self._v = arr.copy()
+        self._state.velocities = self._checked("velocities", value,
+                                               self._state.velocities.shape)
+
+    @staticmethod
+    def _checked(name: str, value: object, shape: tuple[int, ...]) -> F:
+        arr = np.array(value, dtype=np.float64)
+        if arr.shape != shape or not np.all(np.isfinite(arr)):
+            raise SolverInputError(f"{name} must be finite with shape {shape}, got {arr.shape}")
+        return arr
 
     @property
     def pinned(self) -> NDArray[np.int64]:
@@ -197,17 +211,22 @@ class ClothSolver:
         """
         arr = np.asarray(targets, dtype=np.float64)
         pins = self.model.pinned
-        if arr.shape == self._x.shape:
+        if arr.shape == self._state.positions.shape:
             arr = arr[pins]
         if arr.shape != (pins.size, 3):
             raise SolverInputError(
                 f"pin targets must have shape ({pins.size}, 3) (one per pinned point, in sorted "
-                f"index order) or {self._x.shape}, got {arr.shape}"
+                f"index order) or {self._state.positions.shape}, got {arr.shape}"
             )
         bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
         if bad.size:
             raise SolverInputError(f"pin targets contain NaN or inf at rows {bad[:8].tolist()}")
         self._pin_end = arr.copy()
+
+    def control(self) -> Control:
+        """The controls of the coming frame: settings, pin targets, colliders."""
+        return Control(settings=self._settings, pin_start=self._pin_start, pin_end=self._pin_end,
+                       colliders=tuple(self.colliders))
 
     # --- checkpoints -------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
@@ -216,45 +235,48 @@ class ClothSolver:
 
         Colliders are controls, not state: whoever animates them restores their poses.
         """
-        return {"positions": self._x.copy(), "velocities": self._v.copy(),
+        s = self._state
+        return {"positions": s.positions.copy(), "velocities": s.velocities.copy(),
                 "pin_start": self._pin_start.copy(), "pin_end": self._pin_end.copy(),
-                "frame": int(self.frame), "time": float(self.time)}
+                "frame": int(s.frame), "time": float(s.time)}
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`get_state` snapshot bit for bit (shapes and finiteness checked)."""
-        shapes = {"positions": self._x.shape, "velocities": self._v.shape,
-                  "pin_start": self._pin_start.shape, "pin_end": self._pin_end.shape}
-        arrays = {}
-        for name, shape in shapes.items():
-            arr = np.array(state[name], dtype=np.float64)
-            if arr.shape != shape or not np.all(np.isfinite(arr)):
-                raise SolverInputError(f"state '{name}' must be finite with shape {shape}, "
-                                       f"got {arr.shape}")
-            arrays[name] = arr
-        self._x, self._v = arrays["positions"], arrays["velocities"]
+        n_shape = self._state.positions.shape
+        p_shape = self._pin_start.shape
+        arrays = {name: self._checked(f"state '{name}'", state[name], shape)
+                  for name, shape in (("positions", n_shape), ("velocities", n_shape),
+                                      ("pin_start", p_shape), ("pin_end", p_shape))}
+        self._state = ClothState(arrays["positions"], arrays["velocities"], int(state["frame"]),
+                                 float(state["time"]))
         self._pin_start, self._pin_end = arrays["pin_start"], arrays["pin_end"]
-        self.frame = int(state["frame"])
-        self.time = float(state["time"])
 
     # --- stepping ----------------------------------------------------------------------------
     def step(self, dt: float = 1.0 / 24.0) -> FrameStats:
-        """Advance one frame of length ``dt`` [s] = ``settings.substeps`` substeps."""
+        """Advance one frame of length ``dt`` [s] = ``settings.substeps`` substeps.
+
+        The backend steps the state under this frame's controls; then the controls move on:
+        the pins' end targets become the next frame's start, each collider's end pose its start.
+        """
         if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
             raise SolverInputError(f"frame time step dt must be a positive number, got {dt!r}")
         start = time.perf_counter()
-        x, v, stats = self._backend.step(self._x, self._v, self._settings, float(dt),
-                                         self._pin_start, self._pin_end, self.colliders)
+        out = ClothState(self._state.positions, self._state.velocities, self._state.frame,
+                         self._state.time)
+        stats = self._backend.step(self._state, out, self.control(), float(dt))
         self._pin_start = self._pin_end.copy()
-        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v))):
+        for collider in self.colliders:
+            collider.end_frame()
+        if not out.is_finite():
             raise FloatingPointError(
                 f"the simulation diverged at frame {self.frame + 1} (non-finite positions); "
                 "lower the time step or raise substeps"
             )
-        x.flags.writeable = False
-        v.flags.writeable = False
-        self._x, self._v = x, v
-        self.frame += 1
-        self.time += float(dt)
+        out.positions.flags.writeable = False
+        out.velocities.flags.writeable = False
+        out.frame += 1
+        out.time += float(dt)
+        self._state = out
         self.last_stats = stats
         self.last_frame_seconds = time.perf_counter() - start
         return stats
@@ -263,7 +285,7 @@ class ClothSolver:
     def edge_strain(self) -> F:
         """Relative stretch (|x_i - x_j| - L0) / L0 of every mesh edge, shape (E,)."""
         top = self.model.topology
-        d = self._x[top.edges[:, 0]] - self._x[top.edges[:, 1]]
+        d = self._state.positions[top.edges[:, 0]] - self._state.positions[top.edges[:, 1]]
         return np.linalg.norm(d, axis=1) / top.edge_rest_length - 1.0
 
     def max_strain(self) -> float:
@@ -283,4 +305,4 @@ class ClothSolver:
         """Sum of 1/2 m |v|^2 over free particles [J]."""
         free = self.model.inv_mass > 0.0
         m = self.model.mass[free]
-        return float(0.5 * (m * (self._v[free] ** 2).sum(axis=1)).sum())
+        return float(0.5 * (m * (self._state.velocities[free] ** 2).sum(axis=1)).sum())

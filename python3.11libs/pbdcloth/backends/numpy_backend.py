@@ -16,7 +16,7 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -28,30 +28,12 @@ from ..selfcollision.stage import SelfCollision
 from ..constraints.bend import BendWorkspace, constraint_angle, dihedral_angle_and_gradient
 from ..constraints.distance import MIN_LENGTH
 from ..cloth.model import ClothModel, DistanceFamily
-from ..settings import ClothSettings
+from ..cloth.state import ClothState
+from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
+from ..settings import ClothSettings, Model
+from .base import Control, FrameStats, pbd_stiffness
 
 F = NDArray[np.float64]
-
-
-def pbd_stiffness(k: float, iterations: int) -> float:
-    """Per-projection stiffness k' = 1 - (1 - k)^(1/n_s) (Müller et al. 2006, section 3.3).
-
-    n_s is the number of solver iterations per substep: after n_s projections the remaining
-    error of an isolated constraint is (1 - k') ^ n_s = 1 - k, whatever n_s is.
-    """
-    return 1.0 - (1.0 - k) ** (1.0 / iterations)
-
-
-@dataclass
-class FrameStats:
-    """What happened during the last frame."""
-
-    substeps: int = 0
-    contacts: int = 0
-    """Particles in contact with a collider during the last substep."""
-    tethers_active: int = 0
-    """Tethers that were taut (and projected) in the last iteration of the last substep."""
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -124,8 +106,10 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def __init__(self, model: ClothModel) -> None:
+    def __init__(self, model: ClothModel,
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING) -> None:
         self.model = model
+        self.tuning = tuning
         n = model.particle_count
         self._stretch = _distance_colors(model.stretch, n)
         self._shear = _distance_colors(model.shear, n)
@@ -154,7 +138,17 @@ class NumpyBackend:
         self.self_collision = SelfCollision(model)
 
     # ---------------------------------------------------------------------------------------
-    def step(
+    def step(self, state_in: ClothState, state_out: ClothState, control: Control,
+             dt: float) -> FrameStats:
+        """One frame ``dt`` [s] of ``control.settings.substeps`` substeps: reads ``state_in``
+        (not modified) and the control, writes new position and velocity arrays to
+        ``state_out``."""
+        x, v, stats = self._frame(state_in.positions, state_in.velocities, control.settings, dt,
+                                  control.pin_start, control.pin_end, control.colliders)
+        state_out.positions, state_out.velocities = x, v
+        return stats
+
+    def _frame(
         self,
         x: F,
         v: F,
@@ -177,7 +171,7 @@ class NumpyBackend:
         wind = np.asarray(settings.wind)
         has_wind = bool(np.any(wind != 0.0))
         decay = math.exp(-settings.damping * h)
-        xpbd = settings.model == "xpbd"
+        xpbd = settings.model == Model.XPBD
         mu_s, mu_k = settings.mu_static, settings.friction
         rest_speed = 2.0 * float(np.linalg.norm(settings.gravity)) * h
         k_it = settings.iterations
@@ -247,8 +241,6 @@ class NumpyBackend:
                 apply_restitution(V.T, V_pred.T, self.contacts, settings.restitution, rest_speed)
             X = P
 
-        for collider in colliders:
-            collider.end_frame()
         stats.contacts = self.contacts.count
         if selfcol is not None:
             stats.extra.update(selfcol.stats.frame_extra())

@@ -21,8 +21,9 @@ from numpy.typing import NDArray
 from ..colliders.base import Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..cloth.model import ClothModel
-from ..settings import ClothSettings
-from .numpy_backend import FrameStats, pbd_stiffness
+from ..cloth.state import ClothState
+from ..settings import ClothSettings, Model
+from .base import Control, FrameStats, pbd_stiffness
 
 F = NDArray[np.float64]
 
@@ -61,7 +62,17 @@ class ReferenceBackend:
         self.model = model
         self.contacts = ContactBuffer(model.particle_count)
 
-    def step(
+    def step(self, state_in: ClothState, state_out: ClothState, control: Control,
+             dt: float) -> FrameStats:
+        """One frame ``dt`` [s] of ``control.settings.substeps`` substeps: reads ``state_in``
+        (not modified) and the control, writes new position and velocity arrays to
+        ``state_out``."""
+        x, v, stats = self._frame(state_in.positions, state_in.velocities, control.settings, dt,
+                                  control.pin_start, control.pin_end, control.colliders)
+        state_out.positions, state_out.velocities = x, v
+        return stats
+
+    def _frame(
         self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
         colliders: Sequence[Collider],
     ) -> tuple[F, F, FrameStats]:
@@ -74,7 +85,7 @@ class ReferenceBackend:
         free = w > 0.0
         g = np.asarray(settings.gravity)
         decay = math.exp(-settings.damping * h)
-        xpbd = settings.model == "xpbd"
+        xpbd = settings.model == Model.XPBD
         rest_speed = 2.0 * float(np.linalg.norm(g)) * h
         if any(c != 0.0 for c in settings.wind):
             raise NotImplementedError("the reference loop has no wind")
@@ -155,6 +166,4 @@ class ReferenceBackend:
             if colliders:
                 apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)
             X = P
-        for collider in colliders:
-            collider.end_frame()
         return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)

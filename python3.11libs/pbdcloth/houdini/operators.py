@@ -19,6 +19,7 @@ from ..settings import (
     KIND_FLOAT,
     KIND_INT,
     KIND_STRING,
+    SettingKind,
     SPRING_SETTINGS,
     Setting,
 )
@@ -100,7 +101,7 @@ class Operator:
 
 
 def _node_setting(
-    name: str, kind: str, default: object, label: str, group: str, help: str, *,
+    name: str, kind: SettingKind, default: object, label: str, group: str, help: str, *,
     unit: str = "", minimum: float | None = None, maximum: float | None = None,
 ) -> Setting:
     return Setting(name=name, kind=kind, default=default, minimum=minimum, maximum=maximum,

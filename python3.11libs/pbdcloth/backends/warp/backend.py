@@ -38,8 +38,10 @@ from numpy.typing import NDArray
 from ...colliders.base import Collider
 from ...colliders.sdf import SdfCollider
 from ...cloth.model import ClothModel, DistanceFamily
-from ...settings import ClothSettings, SettingsError
-from ..numpy_backend import FrameStats, pbd_stiffness
+from ...cloth.state import ClothState
+from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
+from ...settings import ClothSettings, Model, SettingsError
+from ..base import Control, FrameStats, pbd_stiffness
 from .colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
 from .kernels import build_kernels
 from .lanes import LaneFamilies, build_lane_kernels, lane_families
@@ -198,8 +200,9 @@ class WarpBackend:
 
     def __init__(self, model: ClothModel, device: str | None = None,
                  precision: str = "float32", use_graph: bool = True,
-                 use_lanes: bool = True) -> None:
+                 use_lanes: bool = True, tuning: SelfCollisionTuning = DEFAULT_TUNING) -> None:
         self.model = model
+        self.tuning = tuning
         self.device = resolve_device(device)
         self.precision = precision
         self.k = build_kernels(precision)
@@ -233,7 +236,17 @@ class WarpBackend:
         first use."""
 
     # ---------------------------------------------------------------------------------------
-    def step(
+    def step(self, state_in: ClothState, state_out: ClothState, control: Control,
+             dt: float) -> FrameStats:
+        """One frame ``dt`` [s] of ``control.settings.substeps`` substeps: reads ``state_in``
+        (not modified) and the control, writes new position and velocity arrays to
+        ``state_out``."""
+        x, v, stats = self._frame(state_in.positions, state_in.velocities, control.settings, dt,
+                                  control.pin_start, control.pin_end, control.colliders)
+        state_out.positions, state_out.velocities = x, v
+        return stats
+
+    def _frame(
         self,
         x: F,
         v: F,
@@ -277,8 +290,6 @@ class WarpBackend:
 
         x_out = self._x.numpy().astype(np.float64)
         v_out = self._v.numpy().astype(np.float64)
-        for collider in colliders:
-            collider.end_frame()
         stats = FrameStats(substeps=settings.substeps)
         if colliders:
             stats.contacts = int(np.count_nonzero(self._contact.numpy()))
@@ -341,7 +352,7 @@ class WarpBackend:
         n_sub = settings.substeps
         h = dt / n_sub
         decay = math.exp(-settings.damping * h)
-        xpbd = settings.model == "xpbd"
+        xpbd = settings.model == Model.XPBD
         it = settings.iterations
         k_stretch = pbd_stiffness(settings.stretch_stiffness, it)
         k_shear = pbd_stiffness(settings.shear_stiffness, it)

@@ -1,0 +1,75 @@
+"""What every backend shares: the step signature, its controls and statistics, PBD stiffness.
+
+Every backend (numpy, the per-constraint reference loop, Warp) steps with one signature::
+
+    stats = backend.step(state_in, state_out, control, dt)
+
+It reads its :class:`~pbdcloth.cloth.model.ClothModel` (bound at construction), ``state_in`` and
+``control``, and writes ``state_out`` (which may be ``state_in``). It never changes the control:
+the caller moves pins and colliders between frames (``Collider.end_frame`` included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+from ..arrays import F
+from ..cloth.state import ClothState
+from ..colliders.base import Collider
+from ..settings import ClothSettings
+
+
+class SolverInputError(ValueError):
+    """A value given to the solver at run time (time step, targets, colliders) is unusable."""
+
+
+def pbd_stiffness(k: float, iterations: int) -> float:
+    """Per-projection stiffness k' = 1 - (1 - k)^(1/n_s) (Müller et al. 2006, section 3.3).
+
+    n_s is the number of solver iterations per substep: after n_s projections the remaining
+    error of an isolated constraint is (1 - k') ^ n_s = 1 - k, whatever n_s is.
+    """
+    return 1.0 - (1.0 - k) ** (1.0 / iterations)
+
+
+@dataclass
+class FrameStats:
+    """What happened during the last frame."""
+
+    substeps: int = 0
+    contacts: int = 0
+    """Particles in contact with a collider during the last substep."""
+    tethers_active: int = 0
+    """Tethers that were taut (and projected) in the last iteration of the last substep."""
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Control:
+    """What the caller sets for one frame; a backend reads it and never writes it.
+
+    Attributes:
+        settings: the solver settings for this frame.
+        pin_start: pin targets at the start of the frame [m], shape (P, 3), in sorted pin order.
+        pin_end: pin targets at the end of the frame [m], shape (P, 3); within the frame pins
+            travel linearly from ``pin_start`` to ``pin_end``, substep by substep.
+        colliders: obstacles, each posed for the start and the end of the frame (``move_to``).
+    """
+
+    settings: ClothSettings
+    pin_start: F
+    pin_end: F
+    colliders: Sequence[Collider] = ()
+
+
+class Backend(Protocol):
+    """One frame of substeps: ``state_in`` -> ``state_out`` under ``control``."""
+
+    name: str
+
+    def step(self, state_in: ClothState, state_out: ClothState, control: Control,
+             dt: float) -> FrameStats: ...
+
+
+__all__ = ["Backend", "Control", "FrameStats", "SolverInputError", "pbd_stiffness"]
