@@ -16,7 +16,7 @@ from pbdcloth.pipeline.checkpoint import load_checkpoint
 from pbdcloth.cli.main import build_parser, main
 from pbdcloth.io.geo import read_geo
 from pbdcloth.io.obj import read_obj
-from pbdcloth.pipeline.postprocess import edge_use
+from pbdcloth.cloth.topology import edge_use
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "io"

@@ -16,14 +16,13 @@ import pytest
 from pbdcloth.pipeline.postprocess import (
     PostprocessError,
     PostprocessOptions,
-    boundary_edges,
     closed_volume,
-    edge_use,
     laplacian_smooth,
     postprocess,
     taubin_smooth,
     thicken,
 )
+from pbdcloth.cloth.topology import boundary_edges, edge_use
 from pbdcloth.scenes.cloth import grid
 
 

@@ -119,7 +119,7 @@ def contact_sheet(
 def point_strain_from_rest(positions: NDArray[np.float64], triangles: NDArray[np.int64],
                            rest: NDArray[np.float64]) -> NDArray[np.float64]:
     """Per-point mean |L / L0 - 1| over the point's edges, L0 from ``rest``, shape (N,)."""
-    from .pipeline.postprocess import edge_use
+    from .cloth.topology import edge_use
 
     edges = edge_use(np.asarray(triangles, dtype=np.int64))[0]
     i, j = edges[:, 0], edges[:, 1]

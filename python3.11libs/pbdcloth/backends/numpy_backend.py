@@ -135,7 +135,7 @@ class NumpyBackend:
         self._lam_shear = np.zeros(model.shear.count)
         self._lam_bend = np.zeros(model.bend.count)
         self._denominators: dict[tuple[int, float, float], list[F]] = {}
-        self.self_collision = SelfCollision(model)
+        self.self_collision = SelfCollision(model, tuning)
 
     # ---------------------------------------------------------------------------------------
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,

@@ -72,31 +72,18 @@ def build_topology(mesh: ClothMesh) -> Topology:
     edges get neither. (Non-manifold edges are refused by :class:`ClothMesh`.)
     """
     pos, tris = mesh.positions, mesh.triangles
-    t_count = tris.shape[0]
-    # Half-edges (a, b) with the opposite corner c, for every triangle corner.
-    a = tris[:, [0, 1, 2]].reshape(-1)
-    b = tris[:, [1, 2, 0]].reshape(-1)
-    c = tris[:, [2, 0, 1]].reshape(-1)
-    tri_of = np.repeat(np.arange(t_count, dtype=np.int64), 3)
-    lo = np.minimum(a, b)
-    hi = np.maximum(a, b)
-    n = np.int64(pos.shape[0])
-    key = lo * n + hi
-    order = np.lexsort((tri_of, key))  # by edge, then by triangle: deterministic
-    key_s = key[order]
-    first = np.ones(key_s.shape[0], dtype=bool)
-    first[1:] = key_s[1:] != key_s[:-1]
-    starts = np.flatnonzero(first)
-    counts = np.diff(np.append(starts, key_s.shape[0]))
-
-    edges = np.stack([lo[order][starts], hi[order][starts]], axis=1)
+    edges, counts, edge_of = edge_use(tris)
     edge_rest_length = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)
     boundary_edges = edges[counts == 1]
-
+    # The two half-edges of each interior edge, in triangle order; c is the corner opposite
+    # each half-edge (a -> b) of its triangle.
+    c = tris[:, [2, 0, 1]].reshape(-1)
+    order = np.argsort(edge_of, kind="stable")
+    starts = np.searchsorted(edge_of[order], np.arange(edges.shape[0]))
     interior = starts[counts == 2]
     h0 = order[interior]
     h1 = order[interior + 1]
-    quads = np.stack([lo[h0], hi[h0], c[h0], c[h1]], axis=1)
+    quads = np.concatenate([edges[counts == 2], c[h0, None], c[h1, None]], axis=1)
     x1, x2, x3, x4 = (pos[quads[:, k]].T for k in range(4))
     rest_angle = dihedral_angle(x1, x2, x3, x4)
     shear_len = np.linalg.norm(pos[quads[:, 2]] - pos[quads[:, 3]], axis=1)
@@ -115,3 +102,19 @@ def build_topology(mesh: ClothMesh) -> Topology:
         point_area=point_area,
         boundary_edges=boundary_edges,
     )
+
+
+def edge_use(triangles: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
+    """Undirected edges (i < j) (E, 2), how many triangles use each (E,), and for every
+    directed triangle edge (3 T,) the index of its undirected edge."""
+    directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    keys, inverse, counts = np.unique(np.sort(directed, axis=1), axis=0, return_inverse=True,
+                                      return_counts=True)
+    return keys, counts, inverse.reshape(-1)
+
+
+def boundary_edges(triangles: IndexArray) -> IndexArray:
+    """Edges used by one triangle, directed as in that triangle (a -> b), shape (K, 2)."""
+    directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    _, counts, inverse = edge_use(triangles)
+    return directed[counts[inverse] == 1]

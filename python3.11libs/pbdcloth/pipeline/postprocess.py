@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..cloth.model import point_normals
+from ..cloth.topology import boundary_edges, edge_use
 
 F = NDArray[np.float64]
 I = NDArray[np.int64]
@@ -51,22 +52,6 @@ def _check_mesh(positions: ArrayLike, triangles: ArrayLike) -> tuple[F, I]:
     if tris.size and (tris.min() < 0 or tris.max() >= pos.shape[0]):
         raise PostprocessError(f"triangles use point indices outside [0, {pos.shape[0] - 1}]")
     return pos, tris
-
-
-def edge_use(triangles: I) -> tuple[I, I, I]:
-    """Undirected edges (i < j) (E, 2), how many triangles use each (E,), and for every
-    directed triangle edge (3 T,) the index of its undirected edge."""
-    directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    keys, inverse, counts = np.unique(np.sort(directed, axis=1), axis=0, return_inverse=True,
-                                      return_counts=True)
-    return keys, counts, inverse.reshape(-1)
-
-
-def boundary_edges(triangles: I) -> I:
-    """Edges used by one triangle, directed as in that triangle (a -> b), shape (K, 2)."""
-    directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    _, counts, inverse = edge_use(triangles)
-    return directed[counts[inverse] == 1]
 
 
 @dataclass(frozen=True)

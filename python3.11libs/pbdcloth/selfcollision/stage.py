@@ -122,6 +122,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..cloth.model import ClothModel
+from .tuning import DEFAULT_TUNING, SelfCollisionTuning
 
 F = NDArray[np.float64]
 I = NDArray[np.intp]
@@ -628,7 +629,9 @@ class SelfCollision:
     component-major (3, N) [m], as the numpy backend holds them, and modified in place.
     """
 
-    def __init__(self, model: ClothModel) -> None:
+    def __init__(self, model: ClothModel, tuning: SelfCollisionTuning = DEFAULT_TUNING) -> None:
+        self.tuning = tuning
+        """The method's constants (:class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning`)."""
         self.particle_count = model.particle_count
         tris = model.topology.triangles.astype(np.intp)
         edges = model.topology.edges.astype(np.intp)

@@ -326,7 +326,7 @@ class WarpBackend:
             from .selfcollision import WarpSelfCollision
 
             if self._selfcol is None:
-                self._selfcol = WarpSelfCollision(self.model, k, dev)
+                self._selfcol = WarpSelfCollision(self.model, k, dev, tuning=self.tuning)
             self._selfcol.prepare(settings)
             wp.load_module(self._selfcol.k.module, device=dev)
         wp.load_module(k.module, device=dev)

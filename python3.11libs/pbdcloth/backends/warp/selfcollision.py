@@ -69,6 +69,7 @@ import warp as wp
 
 from ...selfcollision import stage as ref
 from ...cloth.model import ClothModel
+from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings
 from . import selfcollision_kernels as kk
 
@@ -201,13 +202,15 @@ class WarpSelfCollision:
         device: the Warp device.
     """
 
-    def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
+    def __init__(self, model: ClothModel, k: Any, device: Any,
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING) -> None:
         self.model = model
+        self.tuning = tuning
         self.device = device
         self.kb = k
         self.k = kk.build_self_kernels("float32" if k.scalar is wp.float32 else "float64")
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
-        self.host = ref.SelfCollision(model)  # rest exclusions, on the host
+        self.host = ref.SelfCollision(model, tuning)  # rest exclusions, on the host
         n = model.particle_count
         self.n = n
         dev = device
