@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-IndexArray = NDArray[np.int64]
+from ..arrays import I64 as IndexArray
+
 
 #: Families with at most this many constraints are colored sequentially in index order.
 SEQUENTIAL_LIMIT = 400_000

@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
-F = NDArray[np.float64]
+from ..arrays import F
+
 
 #: Tolerance on |R^T R - I| (largest entry) for a matrix to count as a rotation. Houdini and DCC
 #: exports carry float32 round-off (about 1e-7); 1e-5 accepts that and refuses any real scale or

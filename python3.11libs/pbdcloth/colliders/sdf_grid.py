@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-F = NDArray[np.float64]
+from ..arrays import F
+
 
 #: Padding (voxels of ``background``) around the block; two layers make the outermost layer's
 #: finite-difference gradient exactly zero, so clamped far points get no direction.

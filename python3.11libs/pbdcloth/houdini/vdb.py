@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..arrays import F as F64
+
 if TYPE_CHECKING:
     import hou
 
     from ..colliders.base import Collider
 
-F64 = NDArray[np.float64]
 
 #: Voxels read per ``voxelRangeAsFloat`` call (a Python tuple of floats of this length).
 BLOCK_VOXELS = 1 << 21

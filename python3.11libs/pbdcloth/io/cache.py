@@ -23,10 +23,10 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from ..arrays import F
 from ..cloth.mesh import MeshError, triangulate
 from .obj import frame_path, read_obj, write_obj
 
-F = NDArray[np.float64]
 CACHE_FORMATS = ("usd", "geo", "obj")
 
 
