@@ -4,6 +4,7 @@ VRMC_springBone export/import and the ``springs`` demo."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 import math
@@ -21,6 +22,7 @@ from pbdcloth import (
     SpringChainError,
     SpringSettings,
 )
+from pbdcloth.springs import SpringControl, SpringModel, SpringSolver, SpringState
 from pbdcloth.io import vrm
 
 SCHEMA_DIR = Path(__file__).parent / "data" / "vrm" / "VRMC_springBone-1.0-schema"
@@ -349,6 +351,118 @@ def test_same_inputs_same_outputs_bit_for_bit() -> None:
     b, _ = _rig()
     for fa, fb in zip(_drive(a, 60), _drive(b, 60)):
         assert np.array_equal(fa, fb)
+
+
+# --- Model / State / Control -----------------------------------------------------------------
+def _swing(k: int) -> np.ndarray:
+    return rigid(0.6 * math.sin(k / 7), (0.3, 0.2, 1.0), (0.15 * math.sin(k / 5), 0, 0.01 * k))
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_state_based_step_agrees_with_chain_step_bit_for_bit(in_place: bool) -> None:
+    """A model, solver and states built from the public constructors, stepped with
+    ``step(state_in, state_out, control, dt)`` (two states swapped each step, or one state
+    written in place), against ``chain.step(dt, parent)`` of the same rig."""
+    chains, _ = _rig()
+    rigs = []
+    for chain in chains:
+        model = SpringModel.from_points(chain.rest_points, chain.settings)
+        solver = SpringSolver(model, chain.collision_passes, chain.settle_contacts)
+        first = model.state(_swing(0))
+        chain.reset(_swing(0))
+        rigs.append([solver, first, first if in_place else model.state()])
+    for k in range(1, 61):
+        parent = _swing(k)
+        for chain, rig in zip(chains, rigs):
+            solver, state_in, state_out = rig
+            chain.step(DT, parent)
+            solver.step(state_in, state_out, SpringControl(parent, chain.colliders), DT)
+            rig[1], rig[2] = state_out, state_in
+            assert np.array_equal(state_out.node_positions, chain.positions)
+            assert np.array_equal(state_out.joint_rotations, chain.rotations)
+            assert np.array_equal(state_out.tail_positions, chain.tails)
+            assert (state_out.frame, chain.state.frame) == (k, k)
+            assert state_out.time == chain.state.time == pytest.approx(k * DT, abs=1e-12)
+    assert max(float(np.abs(c.positions - c.model.state(_swing(60)).node_positions).max())
+               for c in chains) > 0.05  # the chains did swing away from rest
+
+
+def test_step_reads_state_in_and_the_control_and_writes_only_state_out() -> None:
+    chains, _ = _rig()
+    chain = chains[0]  # three collision passes against a sphere and a capsule
+    model = chain.model
+    solver = SpringSolver(model, 3)
+    state_in = model.state(_swing(0))
+    control_parent = _swing(0)
+    for k in range(1, 10):  # into contact, moving, so every term of the update is at work
+        control_parent = _swing(k)
+        solver.step(state_in, state_in, SpringControl(control_parent, chain.colliders), DT)
+    kept = state_in.copy()
+    assert (kept.frame, kept.time) == (9, pytest.approx(9 * DT, abs=1e-15))
+    ball, bar = chain.colliders
+    poses = [ball.center.copy(), bar.a.copy(), bar.b.copy()]
+    probe = state_in.tail_positions
+    phis = [c.query(probe, 1.0)[0] for c in chain.colliders]
+    radius = model.joint_radius
+    assert min(float((p - radius).min()) for p in phis) < 1e-3  # touching a collider
+    parent = _swing(10)
+    kept_parent = parent.copy()
+    # Read-only inputs: any write into them would raise.
+    for array in (parent, state_in.node_positions, state_in.tail_positions,
+                  state_in.tail_previous_positions, state_in.joint_rotations):
+        array.flags.writeable = False
+    control = SpringControl(parent, tuple(chain.colliders))
+    state_out = model.state()
+    solver.step(state_in, state_out, control, DT)
+    names = ("node_positions", "tail_positions", "tail_previous_positions", "joint_rotations")
+    for name in names:
+        assert np.array_equal(getattr(state_in, name), getattr(kept, name)), name
+    for a, b in itertools.product(names, names):  # new arrays, none shared with state_in
+        assert not np.shares_memory(getattr(state_out, a), getattr(state_in, b)), (a, b)
+    assert (state_in.frame, state_in.time) == (kept.frame, kept.time)
+    assert (state_out.frame, state_out.time) == (kept.frame + 1, kept.time + DT)
+    assert np.array_equal(state_out.tail_previous_positions, kept.tail_positions)
+    assert np.abs(state_out.tail_positions - kept.tail_positions).max() > 1e-4  # it moved
+    assert control.parent_matrix is parent and np.array_equal(parent, kept_parent)
+    assert control.colliders == (ball, bar)
+    assert all(np.array_equal(a, b) for a, b in zip((ball.center, bar.a, bar.b), poses))
+    assert all(np.array_equal(c.query(probe, 1.0)[0], p) for c, p in zip(control.colliders, phis))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        control.parent_matrix = np.eye(4)  # type: ignore[misc]
+    # A refused step leaves state_out as it was.
+    before = state_out.copy()
+    other = SpringModel.from_points([[0, 0, 0], [0, -1, 0]]).state()
+    with pytest.raises(SpringChainError, match="1 tails but the model has 3 joints"):
+        solver.step(other, state_out, control, DT)
+    with pytest.raises(SpringChainError, match="rigid"):
+        solver.step(state_in, state_out, SpringControl(np.diag([2.0, 2.0, 2.0, 1.0])), DT)
+    for name in names:
+        assert np.array_equal(getattr(state_out, name), getattr(before, name)), name
+
+
+def test_the_model_is_read_only_and_rest_state_is_still() -> None:
+    points = np.array([[0.0, 0.0, 0.0], [0.1, -0.02, 0.0], [0.15, -0.1, 0.03]])
+    model = SpringModel.from_points(points, SpringSettings(drag=0.2, gravity=1.5))
+    assert model.joint_count == 2 and len(model.joint_settings) == 2
+    assert np.allclose(model.joint_length, np.linalg.norm(np.diff(points, axis=0), axis=1))
+    assert np.allclose(model.joint_gravity, [[0.0, -1.5, 0.0]] * 2)
+    assert np.array_equal(model.joint_keep, [0.8, 0.8])
+    for array in (model.node_rest_positions, model.joint_rest_offset, model.joint_length,
+                  model.joint_axis, model.joint_stiffness, model.joint_gravity,
+                  model.joint_keep, model.joint_radius):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 1.0
+    parent = rigid(0.7, (1.0, 2.0, 0.5), (0.3, -0.2, 1.0))
+    rest = model.state(parent)
+    assert np.allclose(rest.node_positions, points @ parent[:3, :3].T + parent[:3, 3],
+                       atol=1e-15)
+    assert np.array_equal(rest.tail_positions, rest.tail_previous_positions)
+    assert np.array_equal(rest.joint_rotations, np.stack([parent[:3, :3]] * 2))
+    assert (rest.frame, rest.time) == (0, 0.0)
+    softer = model.with_settings([SpringSettings(), SpringSettings(stiffness=0.25)])
+    assert softer.joint_rest_offset is model.joint_rest_offset
+    assert np.array_equal(softer.joint_stiffness, [1.0, 0.25])
+    assert model.joint_settings == (SpringSettings(drag=0.2, gravity=1.5),) * 2  # unchanged
 
 
 # --- input checks -----------------------------------------------------------------------------
