@@ -6,31 +6,53 @@ The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
 from .scenes.body import Body, body_colliders
 from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
 from .cloth.mesh import ClothMesh, MeshError
-from .settings import CLOTH_SETTINGS, ClothSettings, SettingsError
+from .backends.base import Control, FrameStats
+from .cloth.state import ClothState
+from .selfcollision.tuning import SelfCollisionTuning
+from .settings import CLOTH_SETTINGS, BackendChoice, ClothSettings, Model, SettingsError
 from .solver import ClothSolver, SolverInputError
-from .springs import SPRING_SETTINGS, SpringChain, SpringChainError, SpringSettings
+from .springs import (
+    SPRING_SETTINGS,
+    SpringChain,
+    SpringChainError,
+    SpringControl,
+    SpringModel,
+    SpringSettings,
+    SpringSolver,
+    SpringState,
+)
 
 from .version import __version__  # noqa: E402
 
 __all__ = [
+    "BackendChoice",
     "Body",
     "CLOTH_SETTINGS",
     "Capsule",
     "ClothMesh",
     "ClothSettings",
     "ClothSolver",
+    "ClothState",
     "Collider",
+    "Control",
+    "FrameStats",
     "MeshError",
+    "Model",
     "Plane",
     "SdfCollider",
     "SdfError",
+    "SelfCollisionTuning",
     "SettingsError",
     "SolverInputError",
     "Sphere",
     "SPRING_SETTINGS",
     "SpringChain",
     "SpringChainError",
+    "SpringControl",
+    "SpringModel",
     "SpringSettings",
+    "SpringSolver",
+    "SpringState",
     "__version__",
     "body_colliders",
 ]

@@ -66,6 +66,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .arrays import B, F
+from .backends.base import FrameStats
 from .colliders.base import Collider
 from .colliders.shapes import Capsule, Sphere
 from .settings import SPRING_SETTINGS, SpringSettings
@@ -265,7 +266,7 @@ class SpringSolver:
         return self._settle
 
     def step(self, state_in: SpringState, state_out: SpringState, control: SpringControl,
-             dt: float) -> None:
+             dt: float) -> FrameStats:
         """Advance ``state_in`` by ``dt`` seconds under ``control``; write ``state_out``.
 
         Reads the model, ``state_in`` and ``control``; assigns new arrays to ``state_out``
@@ -315,6 +316,7 @@ class SpringSolver:
         state_out.joint_rotations = rotations
         state_out.frame = state_in.frame + 1
         state_out.time = state_in.time + h
+        return FrameStats(substeps=1)
 
     def _collide(self, colliders: list[Collider], bounds: _DistanceBounds, head: F, tail: F,
                  length: float, radius: float, fallback: F) -> F:
