@@ -1,6 +1,6 @@
 """Sub-commands for scene files and caches: simulate, validate, preview, plot, postprocess.
 
-Each ``_add_*`` function registers one sub-command (see :data:`pbdcloth.cli.main.COMMANDS`); the work
+Each ``_add_*`` function registers one sub-command (:data:`pbdcloth.cli.main.COMMANDS`); the work
 is done by the core modules (:mod:`.scenefile`, :mod:`.simulate`, :mod:`.preview`,
 :mod:`.postprocess`), so everything here is argument handling and printing.
 """
