@@ -18,7 +18,6 @@ from ..settings import SpringSettings
 from ..springs import SpringChain
 
 
-
 @dataclass
 class SpringScene:
     """Spring chains on a walking body: a ready-to-run recipe (built fresh per call)."""
