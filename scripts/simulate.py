@@ -4,7 +4,9 @@
     hython scripts/simulate.py SCENE.hip --node /obj/cloth/solver --frames 1 120 \\
         --out 'cache/cloth.$F4.bgeo.sc'
 
-Frames are cooked in increasing order, so a pbdcloth solver steps once per frame. Each file is
+Frames are cooked in increasing order by the pipeline's run loop
+(:class:`pbdcloth.pipeline.run.Run`, one cook per frame), so a pbdcloth solver steps once per
+frame. Each file is
 written to a temporary name beside its target and renamed over it, so an interrupted run never
 leaves a half-written frame. Quote the ``--out`` pattern so the shell keeps ``$F4``.
 """
@@ -16,12 +18,17 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "python3.11libs") not in sys.path:
     sys.path.insert(0, str(ROOT / "python3.11libs"))
 
 from pbdcloth.io.obj import frame_path  # noqa: E402
+from pbdcloth.pipeline.run import Run  # noqa: E402
+
+if TYPE_CHECKING:
+    import hou
 
 FRAME_TOKENS = ("$F4", "$F3", "$F2", "$F", "####", "{frame")
 
@@ -57,6 +64,55 @@ def temporary_beside(target: Path) -> Path:
     return target.with_name(f".partial-{os.getpid()}-{target.name}")
 
 
+class CookStepper:
+    """Advances a SOP by cooking it at each frame (``hou.setFrame``, then its geometry)."""
+
+    def __init__(self, node: "hou.SopNode", node_path: str) -> None:
+        self.node, self.node_path = node, node_path
+        self.geometry: "hou.Geometry | None" = None
+
+    def advance(self, frame: int) -> None:
+        import hou
+
+        hou.setFrame(frame)
+        try:
+            geo = self.node.geometry()
+        except hou.Error as exc:
+            raise RuntimeError(f"frame {frame}: {self.node_path} failed to cook: {exc}") from None
+        errors = self.node.errors()
+        if geo is None or errors:
+            raise RuntimeError(f"frame {frame}: {self.node_path} failed to cook: "
+                               f"{' '.join(errors)}")
+        self.geometry = geo
+
+
+class GeometryFiles:
+    """Saves each cooked frame to ``frame_path(pattern, frame)`` atomically and prints a line."""
+
+    def __init__(self, cook: CookStepper, pattern: str) -> None:
+        self.cook, self.pattern = cook, pattern
+        self.written: list[Path] = []
+        self.began = time.perf_counter()
+
+    def frame_done(self, frame: int, stats: object) -> None:
+        geo = self.cook.geometry
+        assert geo is not None
+        target = frame_path(self.pattern, frame)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary_beside(target)
+        try:
+            geo.saveToFile(str(tmp))
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        self.written.append(target)
+        print(f"frame {frame}: {target} ({time.perf_counter() - self.began:.1f} s)", flush=True)
+
+    def close(self) -> None:
+        pass
+
+
 def simulate(hip: str, node_path: str, start: int, end: int, pattern: str) -> list[Path]:
     """Load ``hip``, cook ``node_path`` at each frame, write each frame atomically."""
     import hou
@@ -66,29 +122,12 @@ def simulate(hip: str, node_path: str, start: int, end: int, pattern: str) -> li
     if not isinstance(node, hou.SopNode):
         raise UsageError(f"{node_path} is not a SOP in {hip}" if node is not None
                          else f"no node {node_path} in {hip}")
-    written = []
-    began = time.perf_counter()
-    for frame in range(start, end + 1):
-        hou.setFrame(frame)
-        try:
-            geo = node.geometry()
-        except hou.Error as exc:
-            raise RuntimeError(f"frame {frame}: {node_path} failed to cook: {exc}") from None
-        errors = node.errors()
-        if geo is None or errors:
-            raise RuntimeError(f"frame {frame}: {node_path} failed to cook: {' '.join(errors)}")
-        target = frame_path(pattern, frame)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temporary_beside(target)
-        try:
-            geo.saveToFile(str(tmp))
-            os.replace(tmp, target)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        written.append(target)
-        print(f"frame {frame}: {target} ({time.perf_counter() - began:.1f} s)", flush=True)
-    return written
+    cook = CookStepper(node, node_path)
+    files = GeometryFiles(cook, pattern)
+    run = Run(cook, start - 1, [files])
+    run.run_to(end)
+    run.close()
+    return files.written
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,8 +133,8 @@ def test_sigkill_leaves_complete_frames_and_resume_is_bit_identical(tmp_path: Pa
         a, b = usd_points(ref / "cloth.usd"), usd_points(run / "cloth.usd")
         for t in a:
             np.testing.assert_array_equal(a[t], b[t])
-    sa = load_checkpoint(ref / "cloth.checkpoint.npz").state
-    sb = load_checkpoint(run / "cloth.checkpoint.npz").state
+    sa = load_checkpoint(ref / "cloth.checkpoint.npz").solver_state()
+    sb = load_checkpoint(run / "cloth.checkpoint.npz").solver_state()
     for key in ("positions", "velocities", "pin_start", "pin_end"):
         np.testing.assert_array_equal(sa[key], sb[key])
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]

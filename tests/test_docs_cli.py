@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pbdcloth.cli.main import build_parser, main, settings_overrides
+from pbdcloth.cli.main import build_parser, main
+from pbdcloth.cli.options import settings_overrides
 from pbdcloth.settings import CLOTH_SETTINGS, ClothSettings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pbdcloth.pipeline.checkpoint import load_checkpoint, save_checkpoint
+from pbdcloth.cloth.state import ClothState
+from pbdcloth.pipeline.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from pbdcloth.io.cache import find_cache, read_cache
 from pbdcloth.io.geo import GeoError, parse_geo, read_geo, write_geo
 from pbdcloth.io.meshfile import read_mesh
@@ -198,7 +199,7 @@ def test_usd_cache_opens_with_pxr_and_matches_solver(tmp_path: Path) -> None:
     assert stage.GetFramesPerSecond() == 24.0 and stage.GetTimeCodesPerSecond() == 24.0
     assert (stage.GetStartTimeCode(), stage.GetEndTimeCode()) == (1.0, float(frames))
     vel = np.asarray(mesh.GetVelocitiesAttr().Get(frames), dtype=np.float64)
-    solver_v = load_checkpoint(checkpoint_path(spec)).state["velocities"]
+    solver_v = load_checkpoint(checkpoint_path(spec)).state.velocities
     np.testing.assert_allclose(vel, solver_v, rtol=1e-6, atol=1e-7)
     assert UsdGeom.PrimvarsAPI(mesh).GetPrimvar("strain").GetAttr().GetTimeSamples() == samples
 
@@ -279,7 +280,7 @@ def test_resume_continues_bit_identically(tmp_path: Path, fmt: str) -> None:
     b = load_checkpoint(checkpoint_path(rest))
     assert a.frame == b.frame == last
     for key in ("positions", "velocities", "pin_start", "pin_end"):
-        np.testing.assert_array_equal(a.state[key], b.state[key])
+        np.testing.assert_array_equal(a.solver_state()[key], b.solver_state()[key])
     if fmt == "geo":
         for k in range(1, last + 1):
             name = f"cloth.{k:04d}.geo"
@@ -296,11 +297,11 @@ def test_resume_continues_bit_identically(tmp_path: Path, fmt: str) -> None:
     # Negative control: lose the velocities at the checkpoint and the result differs.
     cut = small(tmp_path, fmt, frames=last, scene="moving.toml", sub="cut")
     ck = load_checkpoint(checkpoint_path(cut))
-    ck.state["velocities"] = np.zeros_like(ck.state["velocities"])
-    save_checkpoint(checkpoint_path(cut), ck.frame, ck.digest, ck.state)
+    ck.state.velocities = np.zeros_like(ck.state.velocities)
+    save_checkpoint(checkpoint_path(cut), ck)
     simulate(cut, resume=True, progress=False)
     c = load_checkpoint(checkpoint_path(cut))
-    assert np.max(np.abs(c.state["positions"] - a.state["positions"])) > 1e-4
+    assert np.max(np.abs(c.state.positions - a.state.positions)) > 1e-4
 
 
 def test_resume_refuses_a_changed_scene_or_missing_frames(tmp_path: Path) -> None:
@@ -340,15 +341,37 @@ def test_usd_resume_drops_samples_after_the_checkpoint(tmp_path: Path) -> None:
 
 def test_checkpoint_round_trip_is_exact(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
-    state = {"positions": rng.normal(size=(7, 3)), "velocities": rng.normal(size=(7, 3)),
-             "pin_start": rng.normal(size=(2, 3)), "pin_end": rng.normal(size=(2, 3)),
-             "frame": 12, "time": 0.1 + 0.2}
-    path = save_checkpoint(tmp_path / "c.npz", 13, "abc", state)
+    state = ClothState(rng.normal(size=(7, 3)), rng.normal(size=(7, 3)), 12, 0.1 + 0.2)
+    pin_start, pin_end = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    path = save_checkpoint(tmp_path / "c.npz", Checkpoint(13, "abc", state, pin_start, pin_end))
     back = load_checkpoint(path)
     assert back.frame == 13 and back.digest == "abc"
-    for k in ("positions", "velocities", "pin_start", "pin_end"):
-        np.testing.assert_array_equal(back.state[k], state[k])
-    assert back.state["time"] == state["time"] and back.state["frame"] == 12
+    np.testing.assert_array_equal(back.state.positions, state.positions)
+    np.testing.assert_array_equal(back.state.velocities, state.velocities)
+    np.testing.assert_array_equal(back.pin_start, pin_start)
+    np.testing.assert_array_equal(back.pin_end, pin_end)
+    assert back.state.time == state.time and back.state.frame == 12
+
+
+def test_checkpoint_restores_a_solver_bit_for_bit(tmp_path: Path) -> None:
+    """Save after 3 frames, restore into a fresh solver: 2 more frames equal 5 uninterrupted."""
+    from pbdcloth.scenes.cloth import hanging_scene
+
+    scene = hanging_scene(6, 6, frames=5)
+    whole = scene.make_solver()
+    for _ in range(5):
+        whole.step()
+    part = scene.make_solver()
+    for _ in range(3):
+        part.step()
+    save_checkpoint(tmp_path / "c.npz", Checkpoint.of(part, 3, "x"))
+    again = scene.make_solver()
+    load_checkpoint(tmp_path / "c.npz").restore(again)
+    for _ in range(2):
+        again.step()
+    assert np.array_equal(again.positions, whole.positions)
+    assert np.array_equal(again.velocities, whole.velocities)
+    assert not np.array_equal(part.positions, whole.positions)
 
 
 # --- reading caches back -----------------------------------------------------------------
@@ -439,8 +462,8 @@ def test_mesh_and_vdb_colliders_resume_bit_identically(tmp_path: Path) -> None:
     simulate(spec(8, "part"), resume=True, progress=False)
     a = load_checkpoint(checkpoint_path(full)).state
     b = load_checkpoint(tmp_path / "part" / "cloth.checkpoint.npz").state
-    np.testing.assert_array_equal(a["positions"], b["positions"])
-    np.testing.assert_array_equal(a["velocities"], b["velocities"])
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_array_equal(a.velocities, b.velocities)
 
 
 def test_level_set_problems_are_reported_with_their_key(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Sub-commands for scene files and caches: simulate, validate, preview, plot, postprocess.
 
-Each ``_add_*`` function registers one sub-command (see :data:`pbdcloth.cli.COMMANDS`); the work
+Each ``_add_*`` function registers one sub-command (:data:`pbdcloth.cli.main.COMMANDS`); the work
 is done by the core modules (:mod:`.scenefile`, :mod:`.simulate`, :mod:`.preview`,
 :mod:`.postprocess`), so everything here is argument handling and printing.
 """
@@ -13,6 +13,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from .options import add_settings_arguments, settings_overrides
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 2
@@ -35,16 +37,12 @@ def _parser(sub: Sub, name: str, summary: str, overview: str, examples: str = ""
 
 
 def _scene_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    from .main import settings_overrides
-
     over = {"out": getattr(args, "out", None), "format": getattr(args, "format", None),
             "frames": getattr(args, "frames", None)}
     return over, settings_overrides(args)
 
 
 def _add_scene_options(p: argparse.ArgumentParser) -> None:
-    from .main import add_settings_arguments
-
     p.add_argument("scene", help="Scene file (TOML): mesh, pins, colliders, settings, frames, "
                    "output. See examples/*.toml.")
     out = p.add_argument_group("output")

@@ -9,6 +9,7 @@ frame so the end pose becomes the next frame's start pose.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,6 +56,16 @@ class Collider(ABC):
     def is_moving(self) -> bool:
         """True while the start and end poses of the current frame differ."""
         return False
+
+
+def min_distance(colliders: Iterable[Collider], positions: F) -> float:
+    """Smallest signed distance from ``positions`` (N, 3) to the colliders' surfaces at their
+    end-of-frame pose [m]; inf when there are no colliders."""
+    best = float("inf")
+    for c in colliders:
+        phi, _ = c.query(positions, 1.0)
+        best = min(best, float(phi.min()))
+    return best
 
 
 def lerp(a: F, b: F, t: float) -> F:

@@ -7,8 +7,9 @@
 The simulating SOPs keep their state on the node with ``setCachedUserData`` (Python objects that
 live as long as the node, not saved with the .hip). Each cook computes a key from the parameter
 values and the inputs at the start frame; a different key, or a current frame before the state's
-frame (scrubbing backwards), restarts from the start frame. Then the state is stepped one frame
-at a time up to the current frame, reading animated inputs at each intermediate frame with
+frame (scrubbing backwards), restarts from the start frame. Then the state's run
+(:class:`pbdcloth.pipeline.run.Run`, the loop the command line uses too) steps it one frame at a
+time up to the current frame, reading animated inputs at each intermediate frame with
 ``inputGeometryAtFrame``, so skipping ahead several frames gives the same result as playing.
 
 Errors in the input or the parameters raise ``hou.NodeError`` with a message naming the problem,
@@ -27,10 +28,12 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
+from ..backends.base import FrameStats
 from ..cloth.mesh import ClothMesh
 from ..cloth.model import build_model
 from ..solver import ClothSolver
 from ..cloth.topology import build_topology
+from ..pipeline.run import Run
 from . import geometry as hgeo
 from . import operators as ops
 from . import parms
@@ -175,25 +178,67 @@ def _fingerprint(geo: "hou.Geometry | None", detail_ints: tuple[str, ...] = (),
 # --- Cloth solver --------------------------------------------------------------------------------
 
 @dataclass
-class ClothState:
-    """A cloth simulation kept on a solver node between cooks.
+class ClothSolverStepper:
+    """Steps a solver node's cloth: per frame it reads the pin targets (input 2) and the VDB
+    colliders' placement (input 1) at that frame, then steps the solver by 1 / fps.
 
     Attributes:
-        key: parameters and start-frame inputs it was built from.
-        start: start frame.
-        frame: frame the solver's state belongs to.
+        node: the solver node (its inputs are read at each frame).
         solver: the core solver.
+        fps: the scene's frame rate when the state was built (part of the state's key).
         rest: positions at the start frame [m], shape (N, 3).
         vdb_frames: lattice placement (:func:`~pbdcloth.houdini.vdb.index_frame`) of each VDB
             collider at the start frame; the first ``len(vdb_frames)`` solver colliders.
     """
 
-    key: str
-    start: int
-    frame: int
+    node: "hou.SopNode"
     solver: ClothSolver
+    fps: float
     rest: F64
     vdb_frames: list[tuple[F64, F64]] = field(default_factory=list)
+
+    def advance(self, frame: int) -> FrameStats:
+        targets = _pin_targets(self, frame)
+        if targets is not None:
+            self.solver.set_pin_targets(targets)
+        _move_vdb_colliders(self, frame)
+        return self.solver.step(1.0 / self.fps)
+
+
+@dataclass
+class ClothNodeState:
+    """A cloth simulation kept on a solver node between cooks.
+
+    Attributes:
+        key: parameters and start-frame inputs it was built from.
+        start: start frame.
+        run: the run stepping the cloth (:class:`~pbdcloth.pipeline.run.Run`); ``run.frame``
+            is the frame the solver's state belongs to.
+    """
+
+    key: str
+    start: int
+    run: Run
+
+    @property
+    def stepper(self) -> ClothSolverStepper:
+        stepper = self.run.stepper
+        assert isinstance(stepper, ClothSolverStepper)
+        return stepper
+
+    @property
+    def frame(self) -> int:
+        """The frame the solver's state belongs to."""
+        return self.run.frame
+
+    @property
+    def solver(self) -> ClothSolver:
+        return self.stepper.solver
+
+    @property
+    def rest(self) -> F64:
+        """Positions at the start frame [m], shape (N, 3)."""
+        return self.stepper.rest
 
 
 def cook_solver(node: "hou.SopNode") -> None:
@@ -214,7 +259,7 @@ def _solver_key(node: "hou.SopNode", start: int) -> str:
     return "|".join(parts)
 
 
-def _build_cloth(node: "hou.SopNode", key: str, start: int) -> ClothState:
+def _build_cloth(node: "hou.SopNode", key: str, start: int) -> ClothNodeState:
     cloth = _input_at(node, 0, start)
     if cloth is None:
         raise hgeo.GeometryError("input 0 (the preprocessed cloth) is not connected")
@@ -231,12 +276,14 @@ def _build_cloth(node: "hou.SopNode", key: str, start: int) -> ClothState:
         else np.full(positions.shape[0], FREE_W)
     velocities = hgeo.read_point_floats(cloth, "v", 3) if cloth.findPointAttrib("v") is not None \
         else None
+    import hou
+
     settings = parms.cloth_settings(node)
     colliders, vdb_frames = _cloth_colliders(node, start)
     solver = ClothSolver(positions, triangles.reshape(-1, 3), pinned=np.flatnonzero(w == 0.0),
                          settings=settings, colliders=colliders, velocities=velocities)
-    return ClothState(key=key, start=start, frame=start, solver=solver, rest=positions,
-                      vdb_frames=vdb_frames)
+    stepper = ClothSolverStepper(node, solver, hou.fps(), positions, vdb_frames)
+    return ClothNodeState(key=key, start=start, run=Run(stepper, start))
 
 
 def _cloth_colliders(node: "hou.SopNode",
@@ -252,7 +299,7 @@ def _cloth_colliders(node: "hou.SopNode",
     return colliders, [index_frame(v) for v in vdb_prims(geo)]
 
 
-def _move_vdb_colliders(node: "hou.SopNode", frame: int, state: ClothState) -> None:
+def _move_vdb_colliders(state: ClothSolverStepper, frame: int) -> None:
     """Give each VDB collider its rigid motion from the start frame to ``frame``.
 
     The VDBs of input 1 are read at ``frame`` (their voxels are not re-read: the field is
@@ -263,7 +310,7 @@ def _move_vdb_colliders(node: "hou.SopNode", frame: int, state: ClothState) -> N
         return
     from .vdb import index_frame, rigid_motion, vdb_prims
 
-    geo = _input_at(node, 1, frame)
+    geo = _input_at(state.node, 1, frame)
     prims = vdb_prims(geo) if geo is not None else []
     if len(prims) != len(state.vdb_frames):
         raise hgeo.GeometryError(
@@ -276,8 +323,8 @@ def _move_vdb_colliders(node: "hou.SopNode", frame: int, state: ClothState) -> N
             move_to(rigid_motion(start, index_frame(prim)))
 
 
-def _pin_targets(node: "hou.SopNode", frame: int, state: ClothState) -> F64 | None:
-    geo = _input_at(node, 2, frame)
+def _pin_targets(state: ClothSolverStepper, frame: int) -> F64 | None:
+    geo = _input_at(state.node, 2, frame)
     if geo is None:
         return None
     targets = hgeo.read_positions(geo)
@@ -290,25 +337,15 @@ def _pin_targets(node: "hou.SopNode", frame: int, state: ClothState) -> F64 | No
 
 
 def _solve(node: "hou.SopNode") -> None:
-    import hou
-
     start = int(parms.evaluate(node, ops.START_FRAME.decl))
     current = _current_frame(node)
     key = _solver_key(node, start)
     state = node.cachedUserData(STATE_KEY)
-    if not isinstance(state, ClothState) or state.key != key \
+    if not isinstance(state, ClothNodeState) or state.key != key \
             or (current < state.frame and state.frame > start):
         state = _build_cloth(node, key, start)
         node.setCachedUserData(STATE_KEY, state)
-    dt = 1.0 / hou.fps()
-    while state.frame < current:
-        frame = state.frame + 1
-        targets = _pin_targets(node, frame, state)
-        if targets is not None:
-            state.solver.set_pin_targets(targets)
-        _move_vdb_colliders(node, frame, state)
-        state.solver.step(dt)
-        state.frame = frame
+    state.run.run_to(current)
     geo = _output_geometry(node)
     if geo.pointCount() != state.rest.shape[0]:
         raise hgeo.GeometryError(
@@ -321,12 +358,14 @@ def _solve(node: "hou.SopNode") -> None:
 # --- Spring chains -------------------------------------------------------------------------------
 
 @dataclass
-class ChainState:
-    """Spring chains kept on a node between cooks.
+class ChainStepper:
+    """Steps a spring-chain node's chains: per frame it reads the animated polylines (input 0)
+    and collider points (input 1) at that frame, steps each chain by 1 / fps under the matrix
+    taking its rest root segment to the animated one, then ends the colliders' frame.
 
     Attributes:
-        key: parameters and start-frame input it was built from.
-        frame: frame the chains' state belongs to.
+        node: the spring-chain node (its inputs are read at each frame).
+        fps: the scene's frame rate when the state was built (part of the state's key).
         chains: one :class:`~pbdcloth.springs.SpringChain` per polyline.
         points: point numbers of each chain, root first.
         rest: point positions at the start frame [m], shape (N, 3).
@@ -334,13 +373,66 @@ class ChainState:
         radius_scale: factor from a collider point's pscale to its sphere radius.
     """
 
-    key: str
-    frame: int
+    node: "hou.SopNode"
+    fps: float
     chains: list["SpringChain"]
     points: list[NDArray[np.int64]]
     rest: F64
     spheres: list["Sphere"] = field(default_factory=list)
     radius_scale: float = 1.0
+
+    def advance(self, frame: int) -> None:
+        geo = _input_at(self.node, 0, frame)
+        if geo is None:
+            raise hgeo.GeometryError("input 0 (the chain polylines) is not connected")
+        animated = hgeo.read_positions(geo)
+        if animated.shape != self.rest.shape:
+            raise hgeo.GeometryError(
+                f"the chains have {animated.shape[0]} points at frame {frame} but "
+                f"{self.rest.shape[0]} at the start frame; the point count must not change")
+        if self.spheres:
+            collider_geo = _input_at(self.node, 1, frame)
+            if collider_geo is not None:
+                centers = hgeo.read_positions(collider_geo)
+                if centers.shape[0] != len(self.spheres):
+                    raise hgeo.GeometryError(
+                        f"input 1 has {centers.shape[0]} collider points at frame {frame} but "
+                        f"{len(self.spheres)} at the start frame; the count must not change")
+                for sphere, c in zip(self.spheres, centers, strict=True):
+                    sphere.move_to(c)
+        dt = 1.0 / self.fps
+        for chain, pts in zip(self.chains, self.points, strict=True):
+            parent = parent_matrix(self.rest[pts[0]], animated[pts[0]],
+                                   self.rest[pts[1]] - self.rest[pts[0]],
+                                   animated[pts[1]] - animated[pts[0]])
+            chain.step(dt, parent=parent)
+        for sphere in self.spheres:
+            sphere.end_frame()
+
+
+@dataclass
+class ChainState:
+    """Spring chains kept on a node between cooks.
+
+    Attributes:
+        key: parameters and start-frame input it was built from.
+        run: the run stepping the chains (:class:`~pbdcloth.pipeline.run.Run`); ``run.frame``
+            is the frame the chains' state belongs to.
+    """
+
+    key: str
+    run: Run
+
+    @property
+    def stepper(self) -> ChainStepper:
+        stepper = self.run.stepper
+        assert isinstance(stepper, ChainStepper)
+        return stepper
+
+    @property
+    def frame(self) -> int:
+        """The frame the chains' state belongs to."""
+        return self.run.frame
 
 
 def cook_spring_chains(node: "hou.SopNode") -> None:
@@ -374,6 +466,8 @@ def _sphere_radii(geo: "hou.Geometry", scale: float) -> F64:
 
 
 def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
+    import hou
+
     from ..colliders.shapes import Sphere
     from ..settings import SPRING_SETTINGS, SpringSettings
     from ..springs import SpringChain
@@ -395,8 +489,8 @@ def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
     chains = [SpringChain(rest[p], settings=settings, colliders=spheres,
                           collision_passes=int(values["collision_passes"]),
                           settle_contacts=bool(values["settle_contacts"])) for p in points]
-    return ChainState(key=key, frame=start, chains=chains, points=points, rest=rest,
-                      spheres=spheres, radius_scale=scale)
+    stepper = ChainStepper(node, hou.fps(), chains, points, rest, spheres, scale)
+    return ChainState(key=key, run=Run(stepper, start))
 
 
 def parent_matrix(root_rest: F64, root_now: F64, dir_rest: F64, dir_now: F64) -> F64:
@@ -427,8 +521,6 @@ def parent_matrix(root_rest: F64, root_now: F64, dir_rest: F64, dir_now: F64) ->
 
 
 def _swing(node: "hou.SopNode") -> None:
-    import hou
-
     start = int(parms.evaluate(node, ops.START_FRAME.decl))
     current = _current_frame(node)
     key = _spring_key(node, start)
@@ -437,39 +529,12 @@ def _swing(node: "hou.SopNode") -> None:
             or (current < state.frame and state.frame > start):
         state = _build_chains(node, key, start)
         node.setCachedUserData(STATE_KEY, state)
-    dt = 1.0 / hou.fps()
-    while state.frame < current:
-        frame = state.frame + 1
-        geo = _input_at(node, 0, frame)
-        if geo is None:
-            raise hgeo.GeometryError("input 0 (the chain polylines) is not connected")
-        animated = hgeo.read_positions(geo)
-        if animated.shape != state.rest.shape:
-            raise hgeo.GeometryError(
-                f"the chains have {animated.shape[0]} points at frame {frame} but "
-                f"{state.rest.shape[0]} at the start frame; the point count must not change")
-        if state.spheres:
-            collider_geo = _input_at(node, 1, frame)
-            if collider_geo is not None:
-                centers = hgeo.read_positions(collider_geo)
-                if centers.shape[0] != len(state.spheres):
-                    raise hgeo.GeometryError(
-                        f"input 1 has {centers.shape[0]} collider points at frame {frame} but "
-                        f"{len(state.spheres)} at the start frame; the count must not change")
-                for sphere, c in zip(state.spheres, centers, strict=True):
-                    sphere.move_to(c)
-        for chain, pts in zip(state.chains, state.points, strict=True):
-            parent = parent_matrix(state.rest[pts[0]], animated[pts[0]],
-                                   state.rest[pts[1]] - state.rest[pts[0]],
-                                   animated[pts[1]] - animated[pts[0]])
-            chain.step(dt, parent=parent)
-        for sphere in state.spheres:
-            sphere.end_frame()
-        state.frame = frame
+    state.run.run_to(current)
+    chains = state.stepper
     out = _output_geometry(node)
     positions = hgeo.read_positions(out)
-    if positions.shape != state.rest.shape:
+    if positions.shape != chains.rest.shape:
         raise hgeo.GeometryError("the chains' point count changed since the start frame")
-    for chain, pts in zip(state.chains, state.points, strict=True):
+    for chain, pts in zip(chains.chains, chains.points, strict=True):
         positions[pts] = np.asarray(chain.positions)
     hgeo.write_positions(out, positions)

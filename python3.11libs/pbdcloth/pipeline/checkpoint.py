@@ -1,8 +1,12 @@
 """Solver checkpoints: the exact state after a frame, saved atomically, for ``--resume``.
 
-A checkpoint is a ``.npz`` holding :meth:`ClothSolver.get_state` (float64 arrays, stored
-bit for bit), the frame number it belongs to and the digest of the scene that produced it. A run
-resumed from it continues with the same numbers an uninterrupted run would have had.
+A checkpoint is a ``.npz`` holding the cloth's :class:`~pbdcloth.cloth.state.ClothState`
+(``positions``, ``velocities`` as float64 arrays stored bit for bit, the solver's ``solver_frame``
+count and ``time``), the pin targets (``pin_start``, ``pin_end``: the pins move from the one to
+the other during the coming frame), the scene frame number it belongs to (``frame``) and the
+digest of the scene that produced it (``digest``). A run resumed from it continues with the same
+numbers an uninterrupted run would have had. Colliders are controls, not state: the scene puts
+them back (:meth:`pbdcloth.pipeline.scenefile.SceneSpec.restore_controls`).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import F
 from ..atomic import atomic_write
-
-_ARRAYS = ("positions", "velocities", "pin_start", "pin_end")
+from ..cloth.state import ClothState
+from ..solver import ClothSolver
 
 
 class CheckpointError(ValueError):
@@ -26,21 +31,49 @@ class CheckpointError(ValueError):
 
 @dataclass
 class Checkpoint:
-    """A saved solver state: ``frame`` (scene frame number), ``digest`` (scene fingerprint) and
-    ``state`` (as :meth:`~pbdcloth.solver.ClothSolver.get_state` returns it)."""
+    """A saved solver state.
+
+    Attributes:
+        frame: the scene frame number the state belongs to.
+        digest: fingerprint of the scene (:meth:`~pbdcloth.pipeline.scenefile.SceneSpec.digest`).
+        state: positions [m] and velocities [m/s] (N, 3), frames stepped and time [s].
+        pin_start, pin_end: pin targets at the start and end of the coming frame [m], (P, 3).
+    """
 
     frame: int
     digest: str
-    state: dict[str, Any]
+    state: ClothState
+    pin_start: F
+    pin_end: F
+
+    @classmethod
+    def of(cls, solver: ClothSolver, frame: int, digest: str) -> "Checkpoint":
+        """Exact copies of what ``solver`` carries from frame to frame."""
+        s = solver.get_state()
+        return cls(frame, digest, ClothState(s["positions"], s["velocities"], s["frame"],
+                                             s["time"]), s["pin_start"], s["pin_end"])
+
+    def solver_state(self) -> dict[str, Any]:
+        """The state in the form of :meth:`ClothSolver.get_state` / ``set_state``."""
+        return {"positions": self.state.positions, "velocities": self.state.velocities,
+                "pin_start": self.pin_start, "pin_end": self.pin_end,
+                "frame": int(self.state.frame), "time": float(self.state.time)}
+
+    def restore(self, solver: ClothSolver) -> None:
+        """Put ``solver`` in this state, bit for bit."""
+        solver.set_state(self.solver_state())
 
 
-def save_checkpoint(path: str | os.PathLike[str], frame: int, digest: str,
-                    state: dict[str, Any]) -> Path:
+def save_checkpoint(path: str | os.PathLike[str], checkpoint: Checkpoint) -> Path:
     """Write a checkpoint atomically (temporary file, then rename)."""
     buffer = io.BytesIO()
-    np.savez(buffer, frame=np.int64(frame), digest=np.str_(digest),
-             solver_frame=np.int64(state["frame"]), time=np.float64(state["time"]),
-             **{k: np.asarray(state[k], dtype=np.float64) for k in _ARRAYS})
+    c = checkpoint
+    np.savez(buffer, frame=np.int64(c.frame), digest=np.str_(c.digest),
+             solver_frame=np.int64(c.state.frame), time=np.float64(c.state.time),
+             positions=np.asarray(c.state.positions, dtype=np.float64),
+             velocities=np.asarray(c.state.velocities, dtype=np.float64),
+             pin_start=np.asarray(c.pin_start, dtype=np.float64),
+             pin_end=np.asarray(c.pin_end, dtype=np.float64))
     target = Path(path)
     with atomic_write(target, "wb") as fh:
         fh.write(buffer.getvalue())
@@ -54,9 +87,9 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         raise CheckpointError(f"no checkpoint at {source}: nothing to resume")
     try:
         with np.load(source, allow_pickle=False) as data:
-            state = {k: data[k].copy() for k in _ARRAYS}
-            state["frame"] = int(data["solver_frame"])
-            state["time"] = float(data["time"])
-            return Checkpoint(frame=int(data["frame"]), digest=str(data["digest"]), state=state)
+            state = ClothState(data["positions"].copy(), data["velocities"].copy(),
+                               int(data["solver_frame"]), float(data["time"]))
+            return Checkpoint(frame=int(data["frame"]), digest=str(data["digest"]), state=state,
+                              pin_start=data["pin_start"].copy(), pin_end=data["pin_end"].copy())
     except (OSError, KeyError, ValueError) as exc:
         raise CheckpointError(f"{source} is not a pbdcloth checkpoint ({exc})") from None

@@ -44,6 +44,7 @@ from ..colliders import Capsule, Collider, Plane, Sphere
 from ..cloth.mesh import ClothMesh, MeshError
 from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
 from ..settings import CLOTH_SETTINGS, ClothSettings, SettingsError, setting
+from ..scenes.cloth import Scene
 from ..solver import ClothSolver
 
 F = NDArray[np.float64]
@@ -236,11 +237,13 @@ class SceneSpec:
     def last_frame(self) -> int:
         return self.start_frame + self.frames - 1
 
-    def make_solver(self) -> ClothSolver:
-        """A fresh solver at the start frame (colliders at their start-frame pose)."""
-        colliders = [c.build(self.start_frame) for c in self.colliders]
-        return ClothSolver(self.positions, self.triangles, pinned=self.pinned,
-                           settings=self.settings, colliders=colliders)
+    def scene(self) -> Scene:
+        """The scene as a recipe: the cloth at the start frame, colliders at their start-frame
+        pose, :meth:`animate` as its animation, ``frames - 1`` steps of 1 / fps."""
+        return Scene(self.name, self.description, positions=self.positions,
+                     triangles=self.triangles, pinned=self.pinned, settings=self.settings,
+                     colliders=[c.build(self.start_frame) for c in self.colliders],
+                     frames=self.frames - 1, fps=self.fps, animate=self.animate)
 
     def pin_targets(self, frame: float) -> F:
         """Where the pins are at ``frame`` [m], shape (P, 3), in sorted pin order."""

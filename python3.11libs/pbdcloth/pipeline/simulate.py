@@ -7,8 +7,9 @@ at its start frame); every later frame is one step of 1 / fps seconds. Per frame
 2. hands the frame to the cache writer, which writes it atomically (OBJ/.geo: one file per frame;
    USD: the whole layer, exported to a temporary file and renamed, throttled on long caches);
 3. appends one JSON line to ``log.jsonl`` (same keys as :func:`pbdcloth.pipeline.run.run_scene`:
-   ``frame``, ``ms``, ``max_strain``, ``mean_strain``, ``kinetic_energy``, ``contacts``, plus
-   ``min_distance`` and whatever the backend reports in ``FrameStats.extra``);
+   ``frame``, ``ms``, ``max_strain``, ``mean_strain``, ``kinetic_energy``, ``contacts``,
+   ``min_distance`` and whatever the backend reports in ``FrameStats.extra``; see
+   :func:`pbdcloth.pipeline.run.frame_record`);
 4. once the frame is complete on disk, saves the solver state as a checkpoint (atomically).
 
 Because the checkpoint never runs ahead of the cache, ``resume=True`` restarts from the
@@ -21,19 +22,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ..atomic import atomic_write
+from ..backends.base import FrameStats
 from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
 from ..cloth.model import point_normals
 from .postprocess import postprocess
-from .run import min_distance
+from .progress import Progress
+from .run import (CallbackHook, ClothStepper, FrameCallback, FrameHook, LogHook,
+                  ProgressCallback, Run)
 from .scenefile import SceneSpec
 from ..solver import ClothSolver
 
@@ -74,22 +77,6 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
                      normals=normals)
 
 
-def frame_record(frame: int, solver: ClothSolver, ms: float | None, contacts: int,
-                 extra: dict[str, float]) -> dict[str, Any]:
-    """One line of ``log.jsonl``."""
-    record: dict[str, Any] = {
-        "frame": frame, "ms": ms, "max_strain": solver.max_strain(),
-        "mean_strain": float(np.abs(solver.edge_strain()).mean()),
-        "kinetic_energy": solver.kinetic_energy(), "contacts": int(contacts),
-        "min_distance": min_distance(solver.colliders, solver.positions),
-    }
-    for key, value in extra.items():
-        record.setdefault(key, value)
-    if not np.isfinite(record["min_distance"]):
-        record["min_distance"] = None  # no colliders: JSON has no infinity
-    return record
-
-
 def read_log(path: str | Path) -> list[dict[str, Any]]:
     """The records of a ``log.jsonl``; a torn last line (killed run) is ignored."""
     source = Path(path)
@@ -122,43 +109,57 @@ def _make_writer(spec: SceneSpec, solver: ClothSolver, keep_until: int | None) -
     return SequenceWriter(out.dir, out.name, out.format, keep_until=keep_until)
 
 
-class _Progress:
-    """tqdm (frames/s and ETA) when installed, else a line per 10%."""
+class CacheHook:
+    """Hands each frame (post-processed if asked) to the cache writer; ``committed`` says
+    whether the last frame is on disk."""
 
-    def __init__(self, total: int, initial: int, name: str, enabled: bool) -> None:
-        self.total, self.n, self.name, self.enabled = total, initial, name, enabled
-        self._bar: Any = None
-        if enabled:
-            try:
-                from tqdm import tqdm
+    def __init__(self, spec: SceneSpec, solver: ClothSolver, writer: CacheWriter) -> None:
+        self.spec, self.solver, self.writer = spec, solver, writer
+        self.committed = False
 
-                self._bar = tqdm(total=total, initial=initial, desc=name, unit="frame",
-                                 dynamic_ncols=True)
-            except ImportError:
-                self._bar = None
-
-    def update(self) -> None:
-        self.n += 1
-        if self._bar is not None:
-            self._bar.update(1)
-        elif self.enabled and (self.n * 10 // self.total) != ((self.n - 1) * 10 // self.total):
-            print(f"{self.name}: frame {self.n}/{self.total}", flush=True)
+    def frame_done(self, frame: int, stats: FrameStats | None) -> None:
+        self.committed = self.writer.write(frame, frame_data(self.spec, self.solver))
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
+        self.writer.close()
+
+
+class CheckpointHook:
+    """Saves the solver state once a frame is complete on disk, and after the last frame."""
+
+    def __init__(self, path: Path, digest: str, solver: ClothSolver, cache: CacheHook,
+                 saved: int | None) -> None:
+        self.path, self.digest, self.solver, self.cache = path, digest, solver, cache
+        self.saved, self.last = saved, saved
+
+    def frame_done(self, frame: int, stats: FrameStats | None) -> None:
+        self.last = frame
+        if self.cache.committed:
+            self.save(frame)
+
+    def save(self, frame: int) -> None:
+        save_checkpoint(self.path, Checkpoint.of(self.solver, frame, self.digest))
+        self.saved = frame
+
+    def close(self) -> None:
+        if self.last is not None and self.saved != self.last:
+            self.save(self.last)
 
 
 def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
-             on_frame: Callable[[int, ClothSolver], None] | None = None) -> SimulationResult:
+             on_frame: FrameCallback | None = None,
+             on_progress: ProgressCallback | None = None) -> SimulationResult:
     """Simulate ``spec`` into ``spec.output`` (see the module docstring).
+
+    ``on_frame(frame, solver)`` is called after each stepped frame, ``on_progress(frame, last)``
+    before each (True stops the run there; see :class:`~pbdcloth.pipeline.run.Run`).
 
     Raises:
         CheckpointError: ``resume`` with a checkpoint from a different scene.
     """
     out_dir = spec.output.dir
     out_dir.mkdir(parents=True, exist_ok=True)
-    solver = spec.make_solver()
+    solver = spec.scene().make_solver()
     digest = spec.digest()
     ckpt = checkpoint_path(spec)
     done: int | None = None
@@ -178,7 +179,7 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
                 raise CheckpointError(
                     f"cannot resume: frames {missing[:5]} of the cache are missing from "
                     f"{spec.output.dir}; run without --resume to start over")
-        solver.set_state(saved.state)
+        saved.restore(solver)
         spec.restore_controls(solver, saved.frame)
         done = saved.frame
     resumed_from = done
@@ -190,52 +191,28 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
     writer = _make_writer(spec, solver, keep_until=done)
     log_path = out_dir / LOG_NAME
     kept = [r for r in read_log(log_path) if done is not None and r["frame"] <= done]
-    with atomic_write(log_path) as fh:
-        fh.write("".join(json.dumps(r) + "\n" for r in kept))
-    bar = _Progress(spec.frames, 0 if done is None else done - spec.start_frame + 1, spec.name,
-                    progress)
-    dt = 1.0 / spec.fps
+    cache = CacheHook(spec, solver, writer)
+    hooks: list[FrameHook] = [cache, LogHook(log_path, solver, kept=kept),
+                              CheckpointHook(ckpt, digest, solver, cache, done)]
+    if on_frame is not None:
+        hooks.append(CallbackHook(on_frame, solver))
+    bar = Progress(spec.frames, spec.name, 0 if done is None else done - spec.start_frame + 1,
+                   progress)
+    run = Run(ClothStepper(solver, spec.fps, spec.animate),
+              spec.start_frame if done is None else done, hooks, bar, on_progress)
     begin = time.perf_counter()
-    simulated = 0
-    saved_frame = done
     try:
-        with log_path.open("a", encoding="utf-8") as log:
-            if done is None:
-                frame = spec.start_frame
-                committed = writer.write(frame, frame_data(spec, solver))
-                # The start frame is the rest state: no step, so no time per frame.
-                log.write(json.dumps(frame_record(frame, solver, None, 0, {})) + "\n")
-                log.flush()
-                if committed:
-                    save_checkpoint(ckpt, frame, digest, solver.get_state())
-                    saved_frame = frame
-                done = frame
-                bar.update()
-            for frame in range(done + 1, spec.last_frame + 1):
-                spec.animate(solver, frame)
-                stats = solver.step(dt)
-                simulated += 1
-                committed = writer.write(frame, frame_data(spec, solver))
-                record = frame_record(frame, solver, 1000.0 * solver.last_frame_seconds,
-                                      stats.contacts, stats.extra)
-                log.write(json.dumps(record) + "\n")
-                log.flush()
-                if committed:
-                    save_checkpoint(ckpt, frame, digest, solver.get_state())
-                    saved_frame = frame
-                if on_frame is not None:
-                    on_frame(frame, solver)
-                bar.update()
-        writer.close()
-        if saved_frame != spec.last_frame:
-            save_checkpoint(ckpt, spec.last_frame, digest, solver.get_state())
+        if done is None:
+            run.emit()  # the start frame is the rest state: no step, so no time per frame
+        simulated = run.run_to(spec.last_frame)
     finally:
         bar.close()
+    run.close()
     seconds = time.perf_counter() - begin
     summary = _summary(spec, solver, read_log(log_path), seconds, resumed_from)
     with atomic_write(out_dir / SUMMARY_NAME) as fh:
         json.dump(summary, fh, indent=2)
-    return SimulationResult(out_dir, writer.outputs, spec.start_frame, spec.last_frame,
+    return SimulationResult(out_dir, writer.outputs, spec.start_frame, run.frame,
                             resumed_from, simulated, seconds, summary)
 
 

@@ -232,7 +232,7 @@ def twist_scene(resolution: int = 40, settings: ClothSettings | None = None,
                  info={"degrees_per_frame": degrees_per_frame})
 
 
-# Spring chains on a walking body; not cloth: the scene runs itself (SpringScene.run).
+# Spring chains on a walking body; not cloth: run by pipeline.springs.run_spring_scene.
 SCENES["springs"] = springs_scene
 SCENES["fold"] = fold_scene
 SCENES["twist"] = twist_scene

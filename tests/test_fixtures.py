@@ -1,0 +1,175 @@
+"""Golden outputs: the demo and ``simulate`` give the same files as the recorded manifest.
+
+``tests/data/fixtures/manifest.json`` holds, for each small case below, the sha256 of every
+deterministic output file and the deterministic parts of ``log.jsonl`` / ``summary.json`` (the
+timing fields ``ms``, ``seconds``, ``ms_per_frame``, ``seconds_this_run`` dropped). Two files are
+compared by content rather than by bytes, because their bytes carry the time of writing:
+
+- checkpoints (``.npz``: a zip archive with a time stamp per member): the digest covers each
+  array's name, dtype, shape and bytes;
+- USD layers (``.usd``): the digest covers every attribute's default value and time samples,
+  prim by prim, as read back through ``pxr``.
+
+Regenerate the manifest (only when a change of results is intended) with::
+
+    PYTHONPATH=python3.11libs python tests/test_fixtures.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from contextlib import redirect_stdout
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+MANIFEST = Path(__file__).parent / "data" / "fixtures" / "manifest.json"
+
+#: Timing fields of logs and summaries: they differ from run to run.
+TIMING = frozenset({"ms", "seconds", "ms_per_frame", "seconds_this_run"})
+
+#: Case name -> list of command lines (run in order into one output folder ``{out}``).
+CASES: dict[str, list[list[str]]] = {
+    "demo_drape": [["demo", "--scene", "drape", "--frames", "3", "--quiet", "--out", "{out}"]],
+    "demo_cloak": [["demo", "--scene", "cloak", "--frames", "3", "--substeps", "5",
+                    "--quiet", "--out", "{out}"]],
+    "demo_springs": [["demo", "--scene", "springs", "--frames", "6", "--quiet",
+                      "--out", "{out}"]],
+    **{f"simulate_moving_capsule_{fmt}": [
+        ["simulate", str(EXAMPLES / "moving_capsule.toml"), "--out", "{out}", "--format", fmt,
+         "--frames", "4", "--quiet"]] for fmt in ("obj", "geo", "usd")},
+    "simulate_render_ready_geo": [
+        ["simulate", str(EXAMPLES / "render_ready.toml"), "--out", "{out}", "--format", "geo",
+         "--frames", "3", "--substeps", "5", "--quiet"]],
+    "simulate_moving_capsule_obj_resumed": [
+        ["simulate", str(EXAMPLES / "moving_capsule.toml"), "--out", "{out}", "--format", "obj",
+         "--frames", "2", "--quiet"],
+        ["simulate", str(EXAMPLES / "moving_capsule.toml"), "--out", "{out}", "--format", "obj",
+         "--frames", "4", "--quiet", "--resume"]],
+}
+
+
+def _usd_digest(path: Path) -> str:
+    from pxr import Usd
+
+    h = hashlib.sha256()
+    stage = Usd.Stage.Open(str(path))
+    for prim in stage.Traverse():
+        h.update(str(prim.GetPath()).encode())
+        for attr in prim.GetAttributes():
+            h.update(attr.GetName().encode())
+            times = attr.GetTimeSamples()
+            for t in [None, *times]:
+                value = attr.Get() if t is None else attr.Get(t)
+                h.update(repr(t).encode())
+                h.update(np.asarray(value).tobytes() if value is not None and hasattr(
+                    value, "__len__") and not isinstance(value, str) else repr(value).encode())
+    return h.hexdigest()
+
+
+def _npz_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with np.load(path, allow_pickle=False) as data:
+        for key in sorted(data.files):
+            a = data[key]
+            h.update(f"{key}:{a.dtype.str}:{a.shape}".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file: by content for ``.npz`` and ``.usd`` (see the module docstring)."""
+    if path.suffix == ".npz":
+        return "npz:" + _npz_digest(path)
+    if path.suffix == ".usd":
+        return "usd:" + _usd_digest(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _scrub(value: Any, out: Path) -> Any:
+    """``value`` without timing fields, with paths inside ``out`` made relative to it."""
+    if isinstance(value, dict):
+        return {k: _scrub(v, out) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list):
+        return [_scrub(v, out) for v in value]
+    if isinstance(value, str) and value.startswith(str(out)):
+        return Path(value).relative_to(out).as_posix()
+    return value
+
+
+def run_case(name: str, out: Path) -> dict[str, Any]:
+    """Run case ``name`` into ``out`` in this process; return its manifest entry."""
+    from pbdcloth.cli import main
+
+    out.mkdir(parents=True, exist_ok=True)
+    for argv in CASES[name]:
+        with redirect_stdout(StringIO()):
+            rc = main([a.replace("{out}", str(out)) for a in argv])
+        assert rc == 0, f"{name}: {argv} returned {rc}"
+    files = {p.relative_to(out).as_posix(): file_digest(p)
+             for p in sorted(out.rglob("*")) if p.is_file()
+             and p.name not in ("log.jsonl", "summary.json")}
+    entry: dict[str, Any] = {"files": files}
+    log = out / "log.jsonl"
+    if log.is_file():
+        entry["log"] = [_scrub(json.loads(line), out)
+                        for line in log.read_text().splitlines() if line.strip()]
+    summary = out / "summary.json"
+    if summary.is_file():
+        entry["summary"] = _scrub(json.loads(summary.read_text()), out)
+    return entry
+
+
+def _needs(name: str) -> None:
+    if "usd" in name:
+        pytest.importorskip("pxr")
+    if name.startswith("demo"):
+        pytest.importorskip("matplotlib")
+
+
+def _expected() -> dict[str, Any]:
+    return dict(json.loads(MANIFEST.read_text()))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_outputs_match_the_manifest(name: str, tmp_path: Path) -> None:
+    _needs(name)
+    expected = _expected()[name]
+    got = run_case(name, tmp_path / name)
+    assert sorted(got["files"]) == sorted(expected["files"])
+    for path, digest in expected["files"].items():
+        assert got["files"][path] == digest, f"{name}: {path} differs"
+    assert got.get("log") == expected.get("log")
+    assert got.get("summary") == expected.get("summary")
+
+
+def test_resumed_run_matches_the_uninterrupted_one() -> None:
+    """The manifest itself: a run resumed half way wrote the same frames and checkpoint."""
+    expected = _expected()
+    whole, resumed = (expected["simulate_moving_capsule_obj"],
+                      expected["simulate_moving_capsule_obj_resumed"])
+    assert resumed["files"] == whole["files"]
+    assert resumed["log"] == whole["log"]
+
+
+def write_manifest(work: Path) -> dict[str, Any]:
+    """Run every case under ``work`` and return the manifest."""
+    return {name: run_case(name, work / name) for name in sorted(CASES)}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = write_manifest(Path(tmp))
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else MANIFEST
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {target}")
