@@ -1,0 +1,32 @@
+"""Batches of one color: contiguous slices of a family, and flat gather indices.
+
+A color's constraints share no particle, so any split of a color into batches gives the same
+result as solving it whole; batches of at most :data:`CHUNK` constraints keep every temporary in
+the CPU's L2 cache and amortise numpy's per-call cost.
+
+Positions are gathered from the flat component-major array R = [x..., y..., z...] (3 N,): the
+flat index of component k of particle p is p + k N.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import I
+
+#: Largest batch of constraints projected in one go.
+CHUNK = 4096
+
+
+def chunk_slices(span: slice, size: int = CHUNK) -> list[slice]:
+    """``span`` (a color's slice of its family) cut into consecutive slices of at most ``size``."""
+    return [slice(a, min(a + size, span.stop)) for a in range(span.start, span.stop, size)]
+
+
+def flat_gather(columns: list[I], n: int) -> I:
+    """Flat indices into R (3 N,) of the x, y, z components of each column's particles.
+
+    For columns (c_1 .. c_k) of M particle indices, the result (3 k M,) reshaped to (k, 3, M)
+    gathers c_1's x, y, z rows, then c_2's, and so on.
+    """
+    return np.concatenate([c + k * n for c in columns for k in range(3)]).astype(np.intp)
