@@ -1,7 +1,8 @@
 """Batches of one color: contiguous slices of a family, and flat gather indices.
 
-A color's constraints share no particle, so any split of a color into batches gives the same
-result as solving it whole; batches of at most :data:`CHUNK` constraints keep every temporary in
+A color's constraints share no particle, so splitting a color into batches does not change what
+any constraint computes (the values agree bit for bit, except that numpy's ``einsum`` rounds a
+batch of a single constraint differently); batches of at most :data:`CHUNK` constraints keep every temporary in
 the CPU's L2 cache and amortise numpy's per-call cost.
 
 Positions are gathered from the flat component-major array R = [x..., y..., z...] (3 N,): the
