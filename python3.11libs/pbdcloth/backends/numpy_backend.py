@@ -41,8 +41,8 @@ __all__ = ["FrameStats", "NumpyBackend"]
 
 
 @dataclass(frozen=True)
-class _Law:
-    """The constants of one frame's substeps, from the settings and the substep h [s]."""
+class _FrameConstants:
+    """The constants of one frame's substeps, from the settings and the substep ``h`` [s]."""
 
     h: float
     decay: float
@@ -98,7 +98,7 @@ class NumpyBackend:
         ``state_out``."""
         settings = control.settings
         n_sub = settings.substeps
-        law = self._law(settings, dt / n_sub)
+        consts = self._constants(settings, dt / n_sub)
         selfcol = self.self_collision if settings.self_collision else None
         stats = FrameStats(substeps=n_sub)
         if selfcol is not None:
@@ -107,10 +107,10 @@ class NumpyBackend:
         V = np.array(state_in.velocities.T, order="C")
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
-            P, V_pred = self._predict(X, V, control, law, a1, selfcol)
+            P, V_pred = self._predict(X, V, control, consts, a1, selfcol)
             for _ in range(settings.iterations):
-                self._project(P, X, control, law, a0, a1, selfcol, stats)
-            X, V = self._update(P, X, V_pred, control, law)
+                self._project(P, X, control, consts, a0, a1, selfcol, stats)
+            X, V = self._update(P, X, V_pred, control, consts)
         stats.contacts = self.contacts.count
         if selfcol is not None:
             stats.extra.update(selfcol.stats.frame_extra())
@@ -119,21 +119,21 @@ class NumpyBackend:
         return stats
 
     # ---------------------------------------------------------------------------------------
-    def _predict(self, X: F, V: F, control: Control, law: _Law, a1: float,
+    def _predict(self, X: F, V: F, control: Control, consts: _FrameConstants, a1: float,
                  selfcol: SelfCollision | None) -> tuple[F, F]:
         """Predicted positions P = X + h V (pins at their targets at ``a1`` of the frame) and
         the predicted velocity V (updated in place)."""
-        settings, h, free_idx = control.settings, law.h, self._free_idx
+        settings, h, free_idx = control.settings, consts.h, self._free_idx
         # Damping acts on the velocity carried over, before the external acceleration is added,
         # so a resting cloth feels its full weight.
-        if law.decay != 1.0:
-            V *= law.decay
-        if np.any(law.wind != 0.0):
+        if consts.decay != 1.0:
+            V *= consts.decay
+        if np.any(consts.wind != 0.0):
             normals = vertex_normals_t(X, self.model.topology.triangles)
-            load = (law.wind @ normals) * normals
-            V[:, free_idx] += h * (law.gravity + load[:, free_idx])
+            load = (consts.wind @ normals) * normals
+            V[:, free_idx] += h * (consts.gravity + load[:, free_idx])
         else:
-            V[:, free_idx] += h * law.gravity
+            V[:, free_idx] += h * consts.gravity
         if selfcol is not None:
             selfcol.clamp_velocity(V, h, settings.self_thickness, settings.self_clamp)
         P = X + h * V
@@ -144,49 +144,50 @@ class NumpyBackend:
         if selfcol is not None:
             selfcol.begin_substep(P, settings.self_thickness, settings.self_clamp)
         self.contacts.clear()
-        if law.xpbd:
+        if consts.xpbd:
             for lam in self._lam:
                 lam.fill(0.0)
         return P, V
 
-    def _project(self, P: F, X_prev: F, control: Control, law: _Law, a0: float, a1: float,
+    def _project(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float, a1: float,
                  selfcol: SelfCollision | None, stats: FrameStats) -> None:
         """One iteration over every constraint family, in place on P: stretch, shear, bend,
         tethers, colliders, self-collision."""
         settings = control.settings
-        if law.xpbd:
+        if consts.xpbd:
             for colors, lam, alpha, gamma, inv in zip(
-                    (self._stretch, self._shear), self._lam, law.alpha, law.gamma,
-                    law.inv_denominators):
+                    (self._stretch, self._shear), self._lam, consts.alpha, consts.gamma,
+                    consts.inv_denominators):
                 project_distance_xpbd(P, X_prev, colors, lam, alpha, gamma,
                                       self._distance_work, inv)
-            project_bend_xpbd(P, X_prev, self._bend, self._lam[2], law.alpha[2], law.gamma[2],
+            project_bend_xpbd(P, X_prev, self._bend, self._lam[2], consts.alpha[2], consts.gamma[2],
                               self._bend_work)
         else:
-            project_distance_pbd(P, self._stretch, law.k[0], self._distance_work)
-            project_distance_pbd(P, self._shear, law.k[1], self._distance_work)
-            project_bend_pbd(P, self._bend, law.k[2], self._bend_work)
+            project_distance_pbd(P, self._stretch, consts.k[0], self._distance_work)
+            project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
+            project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
         tethers = self.model.tethers
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,
                                                    tethers.rest, settings.tether_slack)
         PT, XT = P.T, X_prev.T
         for collider in control.colliders:
-            project_contacts(PT, XT, self._free, collider, a0, a1, law.h, settings.thickness,
+            project_contacts(PT, XT, self._free, collider, a0, a1, consts.h, settings.thickness,
                              settings.mu_static, settings.friction, self.contacts)
         if selfcol is not None:
             selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 
     def _update(self, P: F, X_prev: F, V_pred: F, control: Control,
-                law: _Law) -> tuple[F, F]:
+                consts: _FrameConstants) -> tuple[F, F]:
         """New positions P and velocities (P - X_prev) / h, restitution on contacts."""
-        V = (P - X_prev) / law.h
+        V = (P - X_prev) / consts.h
         if control.colliders and self.contacts.active.any():
             apply_restitution(V.T, V_pred.T, self.contacts, control.settings.restitution,
-                              law.rest_speed)
+                              consts.rest_speed)
         return P, V
 
-    def _law(self, settings: ClothSettings, h: float) -> _Law:
+    def _constants(self, settings: ClothSettings, h: float) -> _FrameConstants:
+        """What every substep of a frame with substep ``h`` [s] uses, computed once."""
         it = settings.iterations
         compliance = (settings.stretch_compliance, settings.shear_compliance,
                       settings.bend_compliance)
@@ -197,7 +198,7 @@ class NumpyBackend:
         if xpbd:
             inv = (distance_inverse_denominators(self._stretch, alpha[0], gamma[0]),
                    distance_inverse_denominators(self._shear, alpha[1], gamma[1]))
-        return _Law(
+        return _FrameConstants(
             h=h, decay=math.exp(-settings.damping * h),
             gravity=np.asarray(settings.gravity)[:, None], wind=np.asarray(settings.wind),
             xpbd=xpbd,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import I
+from ..arrays import F, I
 
 #: Largest batch of constraints projected in one go.
 CHUNK = 4096
@@ -31,3 +31,11 @@ def flat_gather(columns: list[I], n: int) -> I:
     gathers c_1's x, y, z rows, then c_2's, and so on.
     """
     return np.concatenate([c + k * n for c in columns for k in range(3)]).astype(np.intp)
+
+
+def flat_positions(positions: F) -> F:
+    """The flat (3 N,) view R of C-contiguous component-major positions (3, N): writes to R
+    change ``positions``."""
+    if positions.ndim != 2 or positions.shape[0] != 3 or not positions.flags.c_contiguous:
+        raise ValueError("positions must be a C-contiguous component-major (3, N) array")
+    return positions.reshape(-1)

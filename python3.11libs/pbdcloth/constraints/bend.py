@@ -53,8 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F, I, I64
-from .batches import CHUNK, chunk_slices, flat_gather
-from .distance import flat_positions
+from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Squared normal length below which a hinge is degenerate and left alone [m^4].
 DEGENERATE_NORMAL_SQ = 1e-30

@@ -35,7 +35,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..arrays import F, I, I64
-from .batches import CHUNK, chunk_slices, flat_gather
+from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Below this length a constraint has no direction [m]: the length is clamped to it.
 MIN_LENGTH = 1e-12
@@ -120,13 +120,6 @@ class DistanceWorkspace:
             raise ValueError(f"batch of {m} constraints exceeds the workspace ({self.capacity})")
         return (self._x[: 6 * m], self._corr[: 6 * m].reshape(2, 3, m),
                 self._d[: 3 * m].reshape(3, m), self._len[0, :m], self._len[1, :m])
-
-
-def flat_positions(positions: F) -> F:
-    """The flat (3 N,) view of C-contiguous component-major positions (3, N): writes go through."""
-    if positions.ndim != 2 or positions.shape[0] != 3 or not positions.flags.c_contiguous:
-        raise ValueError("positions must be a C-contiguous component-major (3, N) array")
-    return positions.reshape(-1)
 
 
 def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffness: float,
