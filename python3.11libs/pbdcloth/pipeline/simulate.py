@@ -32,7 +32,7 @@ from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_check
 from ..atomic import atomic_write
 from ..backends.base import FrameStats
 from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
-from ..cloth.model import point_normals
+from ..cloth.mesh import vertex_normals as point_normals
 from .postprocess import postprocess
 from .progress import Progress
 from .run import (CallbackHook, ClothStepper, FrameCallback, FrameHook, LogHook,
