@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..cloth.mesh import vertex_normals as point_normals
+from ..cloth.mesh import vertex_normals
 from ..cloth.topology import boundary_edges, edge_use
 
 F = NDArray[np.float64]
@@ -170,7 +170,7 @@ def thicken(positions: ArrayLike, triangles: ArrayLike, width: float,
     if not (np.isfinite(width) and width > 0.0):
         raise PostprocessError(f"thickness width must be a positive length [m], got {width!r}")
     n = pos.shape[0]
-    normals = point_normals(pos, tris)
+    normals = vertex_normals(pos, tris)
     lonely = np.flatnonzero(~(np.abs(normals).sum(axis=1) > 0.0))
     if lonely.size:
         raise PostprocessError(f"points {lonely[:8].tolist()} belong to no triangle (no normal)")
@@ -250,7 +250,7 @@ def postprocess_cache(source: str, out_dir: str, options: PostprocessOptions,
         strain = cache.strain[k][shell.source] if cache.strain is not None else None
         data.append(FrameData(positions=shell.positions, triangles=shell.triangles,
                               strain=strain,
-                              normals=point_normals(shell.positions, shell.triangles)))
+                              normals=vertex_normals(shell.positions, shell.triangles)))
     written = write_cache(target_dir, target_name, target_fmt, cache.frames, data,
                           fps=fps or cache.fps or 24.0)
     return [str(p) for p in written]

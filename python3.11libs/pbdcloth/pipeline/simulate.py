@@ -32,7 +32,7 @@ from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_check
 from ..atomic import atomic_write
 from ..backends.base import FrameStats
 from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
-from ..cloth.mesh import vertex_normals as point_normals
+from ..cloth.mesh import vertex_normals
 from .postprocess import postprocess
 from .progress import Progress
 from .run import (CallbackHook, ClothStepper, FrameCallback, FrameHook, LogHook,
@@ -71,7 +71,7 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
         shell = postprocess(x, tris, spec.postprocess, fixed=solver.pinned)
         x, tris = shell.positions, shell.triangles
         v, w, strain = v[shell.source], w[shell.source], strain[shell.source]
-    normals = (point_normals(x, tris)
+    normals = (vertex_normals(x, tris)
                if spec.output.normals and spec.output.format == "usd" else None)
     return FrameData(positions=x, triangles=tris, velocities=v, inverse_mass=w, strain=strain,
                      normals=normals)
