@@ -23,7 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 import numpy as np  # noqa: E402
-
 from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
 from pbdcloth.backends.reference import ReferenceBackend  # noqa: E402
 from pbdcloth.scenes.cloth import grid  # noqa: E402

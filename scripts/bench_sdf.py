@@ -38,13 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth import ClothSettings, Plane, SdfCollider
 from pbdcloth.backends.base import Control
-from pbdcloth.cloth.state import ClothState
 from pbdcloth.backends.numpy_backend import NumpyBackend
-from pbdcloth.colliders.response import ContactBuffer, project_contacts
 from pbdcloth.cloth.mesh import ClothMesh
 from pbdcloth.cloth.model import build_model
-from pbdcloth.scenes.props import box_mesh
+from pbdcloth.cloth.state import ClothState
+from pbdcloth.colliders.response import ContactBuffer, project_contacts
 from pbdcloth.scenes.cloth import grid
+from pbdcloth.scenes.props import box_mesh
 
 TARGET = 0.30
 

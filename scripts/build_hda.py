@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python3.11libs"))
 
-from pbdcloth.houdini.hda import LIBRARY_NAME, library_files, parameters_markdown  # noqa: E402
 from pbdcloth.atomic import atomic_write  # noqa: E402
+from pbdcloth.houdini.hda import LIBRARY_NAME, library_files, parameters_markdown  # noqa: E402
 
 HDA_DIR = ROOT / "hda" / LIBRARY_NAME
 DOCS = ROOT / "docs" / "parameters.md"

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from pbdcloth import ClothSettings
 from pbdcloth.cloth.mesh import grid
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pbdcloth.pipeline.checkpoint import load_checkpoint
 from pbdcloth.cli.main import build_parser, main
+from pbdcloth.cloth.topology import edge_use
 from pbdcloth.io.geo import read_geo
 from pbdcloth.io.obj import read_obj
-from pbdcloth.cloth.topology import edge_use
+from pbdcloth.pipeline.checkpoint import load_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "io"

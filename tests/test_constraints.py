@@ -11,13 +11,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numpy.typing import ArrayLike
-
 from pbdcloth.cloth.model import BendFamily, DistanceFamily
-from pbdcloth.constraints.bend import (BendWorkspace, bend_colors, dihedral_angle,
-                                       dihedral_angle_and_gradient, project_bend_pbd,
-                                       project_bend_xpbd)
-from pbdcloth.constraints.distance import (DistanceWorkspace, distance_colors,
-                                           project_distance_pbd, project_distance_xpbd)
+from pbdcloth.constraints.bend import (
+    BendWorkspace,
+    bend_colors,
+    dihedral_angle,
+    dihedral_angle_and_gradient,
+    project_bend_pbd,
+    project_bend_xpbd,
+)
+from pbdcloth.constraints.distance import (
+    DistanceWorkspace,
+    distance_colors,
+    project_distance_pbd,
+    project_distance_xpbd,
+)
 from pbdcloth.constraints.tether import project_tethers
 
 ROUNDING = 1e-12

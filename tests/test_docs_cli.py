@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from pbdcloth.cli.main import build_parser, main
 from pbdcloth.cli.options import settings_overrides
 from pbdcloth.settings import CLOTH_SETTINGS, ClothSettings
@@ -56,8 +55,8 @@ def test_demo_writes_frames_log_summary_and_picture(tmp_path: Path) -> None:
         "cloth.0001.obj", "cloth.0002.obj", "cloth.0003.obj"]
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 3
     assert (tmp_path / "summary.json").is_file()
-    from PIL import Image
     import numpy as np
+    from PIL import Image
 
     pixels = np.asarray(Image.open(tmp_path / "preview.png").convert("L"))
     assert pixels.std() > 5  # not blank

@@ -14,10 +14,10 @@ import houdini_scenes as scenes
 import numpy as np
 import pytest
 from pbdcloth import ClothSettings, ClothSolver
-from pbdcloth.houdini import operators as ops
-from pbdcloth.houdini import sops
 from pbdcloth.cloth.mesh import ClothMesh
 from pbdcloth.cloth.topology import build_topology
+from pbdcloth.houdini import operators as ops
+from pbdcloth.houdini import sops
 
 NX, NY = 7, 6
 # Small, fast solver settings shared by the node and the headless reference.

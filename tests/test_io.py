@@ -8,16 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pbdcloth.cloth.mesh import MeshError
 from pbdcloth.cloth.state import ClothState
-from pbdcloth.pipeline.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from pbdcloth.io.cache import find_cache, read_cache
 from pbdcloth.io.geo import GeoError, parse_geo, read_geo, write_geo
 from pbdcloth.io.meshfile import read_mesh
 from pbdcloth.io.obj import frame_path
-from pbdcloth.cloth.mesh import MeshError
+from pbdcloth.pipeline.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from pbdcloth.pipeline.scenefile import load_scene
-from pbdcloth.scenes.cloth import grid
 from pbdcloth.pipeline.simulate import checkpoint_path, simulate
+from pbdcloth.scenes.cloth import grid
 
 DATA = Path(__file__).parent / "data" / "io"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

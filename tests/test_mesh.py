@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from pbdcloth import ClothMesh, ClothSolver, MeshError
 from pbdcloth.cloth.mesh import triangulate
 

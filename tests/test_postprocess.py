@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pbdcloth.cloth.topology import boundary_edges, edge_use
 from pbdcloth.pipeline.postprocess import (
     PostprocessError,
     PostprocessOptions,
@@ -22,7 +23,6 @@ from pbdcloth.pipeline.postprocess import (
     taubin_smooth,
     thicken,
 )
-from pbdcloth.cloth.topology import boundary_edges, edge_use
 from pbdcloth.scenes.cloth import grid
 
 

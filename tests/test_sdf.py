@@ -17,8 +17,8 @@ import pytest
 from pbdcloth import ClothSettings, ClothSolver, Plane, SdfCollider, SdfError, Sphere
 from pbdcloth.colliders import RigidTransformError
 from pbdcloth.colliders.response import ContactBuffer, project_contacts
-from pbdcloth.scenes.props import box_mesh, capsule_mesh
 from pbdcloth.scenes.cloth import grid
+from pbdcloth.scenes.props import box_mesh, capsule_mesh
 
 vdb = pytest.importorskip("pyopenvdb", reason="pyopenvdb (apt-get install python3-openvdb)")
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from pbdcloth import (
     Capsule,
     Plane,
@@ -22,8 +21,8 @@ from pbdcloth import (
     SpringChainError,
     SpringSettings,
 )
-from pbdcloth.springs import SpringControl, SpringModel, SpringSolver, SpringState
 from pbdcloth.io import vrm
+from pbdcloth.springs import SpringControl, SpringModel, SpringSolver, SpringState
 
 SCHEMA_DIR = Path(__file__).parent / "data" / "vrm" / "VRMC_springBone-1.0-schema"
 DT = 1.0 / 30.0

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-
 from pbdcloth.cloth.coloring import color_constraints
-from pbdcloth.constraints.bend import dihedral_angle, dihedral_angle_and_gradient
 from pbdcloth.cloth.mesh import ClothMesh, vertex_normals, vertex_normals_t
 from pbdcloth.cloth.model import build_model, geodesic_to_pins
-from pbdcloth.scenes.cloth import grid
 from pbdcloth.cloth.topology import build_topology
+from pbdcloth.constraints.bend import dihedral_angle, dihedral_angle_and_gradient
+from pbdcloth.scenes.cloth import grid
 
 
 def test_grid_counts_follow_euler() -> None:

@@ -3,11 +3,11 @@
 The core is headless numpy; the Houdini layer lives in :mod:`pbdcloth.houdini`.
 """
 
-from .scenes.body import Body, body_colliders
-from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
-from .cloth.mesh import ClothMesh, MeshError
 from .backends.base import Control, FrameStats
+from .cloth.mesh import ClothMesh, MeshError
 from .cloth.state import ClothState
+from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
+from .scenes.body import Body, body_colliders
 from .selfcollision.tuning import SelfCollisionTuning
 from .settings import CLOTH_SETTINGS, BackendChoice, ClothSettings, Model, SettingsError
 from .solver import ClothSolver, SolverInputError
@@ -21,7 +21,6 @@ from .springs import (
     SpringSolver,
     SpringState,
 )
-
 from .version import __version__  # noqa: E402
 
 __all__ = [

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import simulate
 from pbdcloth import ClothSolver
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.topology import build_topology
 from pbdcloth.houdini import geometry as hgeo
 from pbdcloth.houdini import parms, vdb
 from pbdcloth.houdini.operators import OPERATORS
-from pbdcloth.cloth.mesh import ClothMesh
-from pbdcloth.cloth.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,9 +28,13 @@ from ..cloth.state import ClothState
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.batches import CHUNK
 from ..constraints.bend import BendWorkspace, bend_colors, project_bend_pbd, project_bend_xpbd
-from ..constraints.distance import (DistanceWorkspace, distance_colors,
-                                    distance_inverse_denominators, project_distance_pbd,
-                                    project_distance_xpbd)
+from ..constraints.distance import (
+    DistanceWorkspace,
+    distance_colors,
+    distance_inverse_denominators,
+    project_distance_pbd,
+    project_distance_xpbd,
+)
 from ..constraints.tether import project_tethers
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning

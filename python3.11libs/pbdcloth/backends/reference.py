@@ -18,10 +18,10 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..colliders.base import Collider
-from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
+from ..colliders.base import Collider
+from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
 

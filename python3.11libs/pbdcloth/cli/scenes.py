@@ -249,8 +249,8 @@ def _add_preview(sub: Sub) -> None:
 
 # --- plot --------------------------------------------------------------------------------
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ..preview import plot_log
     from ..pipeline.simulate import LOG_NAME, read_log
+    from ..preview import plot_log
 
     source = Path(args.log)
     log = source / LOG_NAME if source.is_dir() else source

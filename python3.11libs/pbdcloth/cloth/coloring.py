@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 
 from ..arrays import I64 as IndexArray
 
-
 #: Families with at most this many constraints are colored sequentially in index order.
 SEQUENTIAL_LIMIT = 400_000
 

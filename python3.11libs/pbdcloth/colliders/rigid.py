@@ -21,7 +21,6 @@ import numpy as np
 
 from ..arrays import F
 
-
 #: Tolerance on |R^T R - I| (largest entry) for a matrix to count as a rotation. Houdini and DCC
 #: exports carry float32 round-off (about 1e-7); 1e-5 accepts that and refuses any real scale or
 #: shear (a 0.001 % scale is already 2e-5).

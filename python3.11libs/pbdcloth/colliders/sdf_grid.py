@@ -40,7 +40,6 @@ from numpy.typing import NDArray
 
 from ..arrays import F
 
-
 #: Padding (voxels of ``background``) around the block; two layers make the outermost layer's
 #: finite-difference gradient exactly zero, so clamped far points get no direction.
 PAD = 2

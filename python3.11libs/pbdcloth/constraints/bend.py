@@ -52,7 +52,7 @@ from typing import Protocol, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..arrays import F, I, I64
+from ..arrays import I64, F, I
 from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Squared normal length below which a hinge is degenerate and left alone [m^4].

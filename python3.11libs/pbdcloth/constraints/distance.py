@@ -34,7 +34,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..arrays import F, I, I64
+from ..arrays import I64, F, I
 from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Below this length a constraint has no direction [m]: the length is clamped to it.

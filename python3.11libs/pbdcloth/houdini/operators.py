@@ -19,9 +19,9 @@ from ..settings import (
     KIND_FLOAT,
     KIND_INT,
     KIND_STRING,
-    SettingKind,
     SPRING_SETTINGS,
     Setting,
+    SettingKind,
 )
 
 NAMESPACE = "pbdcloth"

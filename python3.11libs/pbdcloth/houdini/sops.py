@@ -31,9 +31,9 @@ from numpy.typing import NDArray
 from ..backends.base import FrameStats
 from ..cloth.mesh import ClothMesh
 from ..cloth.model import build_model
-from ..solver import ClothSolver
 from ..cloth.topology import build_topology
 from ..pipeline.run import Run
+from ..solver import ClothSolver
 from . import geometry as hgeo
 from . import operators as ops
 from . import parms

@@ -34,8 +34,8 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..cloth.mesh import MeshError
 from ..atomic import atomic_write
+from ..cloth.mesh import MeshError
 
 #: Houdini version written in ``fileversion``: the JSON layout used here is the one Houdini has
 #: read and written unchanged since version 12.

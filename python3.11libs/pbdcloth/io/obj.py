@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cloth.mesh import MeshError
 from ..atomic import atomic_write
+from ..cloth.mesh import MeshError
 
 
 def frame_path(pattern: str | os.PathLike[str], frame: int) -> Path:

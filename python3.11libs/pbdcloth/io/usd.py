@@ -30,8 +30,8 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..cloth.mesh import MeshError
 from ..atomic import atomic_path
+from ..cloth.mesh import MeshError
 
 PRIM_PATH = "/cloth"
 

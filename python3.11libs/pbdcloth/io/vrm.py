@@ -41,11 +41,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..atomic import atomic_write
 from ..colliders.base import Collider
 from ..colliders.shapes import Capsule, Sphere
 from ..settings import SPRING_VRM_NAMES, SettingsError, SpringSettings
 from ..springs import SpringChain, quaternion_matrix
-from ..atomic import atomic_write
 
 F = NDArray[np.float64]
 

@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..colliders import Capsule, Collider, Plane, Sphere
 from ..cloth.mesh import ClothMesh, MeshError
-from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
-from ..settings import CLOTH_SETTINGS, ClothSettings, SettingsError, setting
+from ..colliders import Capsule, Collider, Plane, Sphere
 from ..scenes.cloth import Scene
+from ..settings import CLOTH_SETTINGS, ClothSettings, SettingsError, setting
 from ..solver import ClothSolver
+from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
 
 F = NDArray[np.float64]
 
@@ -178,8 +178,8 @@ def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
     p = spec.params
     if "collider" not in spec._sdf:
         if spec.kind == "mesh":
-            from ..io.meshfile import read_mesh
             from ..cloth.mesh import triangulate
+            from ..io.meshfile import read_mesh
 
             mesh = read_mesh(p["file"], p.get("prim") or None)
             spec._sdf["collider"] = SdfCollider.from_mesh(

@@ -28,17 +28,24 @@ from typing import Any
 
 import numpy as np
 
-from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ..atomic import atomic_write
 from ..backends.base import FrameStats
-from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
 from ..cloth.mesh import vertex_normals
+from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
+from ..solver import ClothSolver
+from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from .postprocess import postprocess
 from .progress import Progress
-from .run import (CallbackHook, ClothStepper, FrameCallback, FrameHook, LogHook,
-                  ProgressCallback, Run)
+from .run import (
+    CallbackHook,
+    ClothStepper,
+    FrameCallback,
+    FrameHook,
+    LogHook,
+    ProgressCallback,
+    Run,
+)
 from .scenefile import SceneSpec
-from ..solver import ClothSolver
 
 LOG_NAME = "log.jsonl"
 SUMMARY_NAME = "summary.json"

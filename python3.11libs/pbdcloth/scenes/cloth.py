@@ -12,9 +12,9 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from ..cloth.mesh import grid
 from ..colliders import Collider, Plane, Sphere
 from ..settings import ClothSettings
-from ..cloth.mesh import grid
 from ..solver import ClothSolver
 from .springs import SpringScene, springs_scene
 

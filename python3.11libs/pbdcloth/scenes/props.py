@@ -91,8 +91,8 @@ def mannequin_mesh(height: float = 1.75) -> tuple[F, Ix]:
     """A standing mannequin (Y up, facing +z, feet at y = 0) as one triangle mesh: the capsules
     and head sphere of :class:`pbdcloth.body.Body` meshed and merged. The parts overlap;
     OpenVDB's mesh-to-level-set fills each closed part, so the level set is their union."""
-    from .body import Body
     from ..colliders.shapes import Capsule, Sphere
+    from .body import Body
 
     parts = []
     for collider in Body(height).colliders:

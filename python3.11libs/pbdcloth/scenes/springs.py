@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .body import Body
 from ..arrays import F
 from ..settings import SpringSettings
 from ..springs import SpringChain
+from .body import Body
 
 
 @dataclass
