@@ -1,4 +1,4 @@
-"""Cloth self-collision: spatial hash grid, point-triangle and edge-edge contacts, no pass-through.
+"""Cloth self-collision stage: velocity clamp, point-triangle and edge-edge contacts, fail-safe.
 
 The cloth keeps a distance ``t`` (``self_thickness``) between every vertex and every triangle,
 and between every two edges, that are not neighbours on the mesh. All of it is whole-array numpy
