@@ -595,6 +595,25 @@ def test_fast_twist_never_intersects_itself(backend: Any) -> None:
     assert nearest >= 0.5 * t, f"closest vertex-triangle pair {nearest:.4f} m"
 
 
+def test_the_solver_hands_its_tuning_to_the_stage(backend: Any) -> None:
+    """``ClothSolver(..., self_collision_tuning=)`` reaches the stage: one contact pass per
+    iteration instead of four gives other positions once layers touch."""
+    scene = _on(twist_scene(resolution=16, frames=4, degrees_per_frame=45.0), backend)
+
+    def run(tuning: SelfCollisionTuning) -> np.ndarray:
+        solver = ClothSolver(scene.positions, scene.triangles, pinned=scene.pinned,
+                             settings=scene.settings, colliders=scene.colliders,
+                             self_collision_tuning=tuning)
+        contacts = 0.0
+        for frame in range(1, 5):
+            scene.animate(solver, frame)
+            contacts += solver.step(1.0 / scene.fps).extra["self_pt_contacts"]
+        assert contacts > 0
+        return solver.positions
+
+    assert not np.array_equal(run(DEFAULT_TUNING), run(ONE_PASS))
+
+
 @pytest.fixture(scope="module")
 def fold_runs() -> dict[str, Any]:
     """The fold scene with self-collision, run once per backend for the tests that look at it
