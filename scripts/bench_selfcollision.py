@@ -27,11 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth.backends.numpy_backend import NumpyBackend
-from pbdcloth.selfcollision.stage import (
-    SelfCollision,
-    closest_point_triangle,
-    closest_points_segments,
-)
+from pbdcloth.selfcollision.geometry import closest_point_triangle, closest_points_segments
+from pbdcloth.selfcollision.stage import SelfCollision
 from pbdcloth.scenes.cloth import fold_scene
 from pbdcloth.solver import ClothSolver
 
@@ -103,10 +100,11 @@ def _window(scene: Any, x: np.ndarray, v: np.ndarray, frames: int) -> dict[str, 
 def _floor(sc: SelfCollision, x: np.ndarray) -> float:
     """ms of one closest-point evaluation of every listed pair at positions x (N, 3): what any
     narrow phase pays at least once per iteration for these candidates (best of 5)."""
-    assert sc._pt is not None and sc._ee is not None
+    pt, ee = sc.lists.point_triangle, sc.lists.edge_edge
+    assert pt is not None and ee is not None
     P = np.ascontiguousarray(x.T)
-    v, t = sc._pt
-    i, j = sc._ee
+    v, t = pt
+    i, j = ee
     T, E = sc.triangles, sc.edges
     best = float("inf")
     for _ in range(5):

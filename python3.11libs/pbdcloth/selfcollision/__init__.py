@@ -1,1 +1,2 @@
-"""Self-collision: closest points, candidate lists, the narrow phase and its fail-safe."""
+"""Self-collision: closest points (geometry), candidate lists (lists), the narrow phase and its
+fail-safe (stage), the method's constants (tuning) and what the stage reports (stats)."""

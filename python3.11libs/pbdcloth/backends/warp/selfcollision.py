@@ -14,7 +14,7 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
    ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
    rebuild is due, so a frame replays the same launches either way.
-3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (REST_EXCLUSION - 1 - c) t``:
+3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (rest_exclusion - 1 - c) t``:
    the list radius is the rest exclusion radius, the numpy stage's smaller skin, so unstrained
    cloth lists nothing; the device lists are always built in full: the numpy stage's partial
    updates, its larger skin for them, and its narrow phase's skipping of unchanged pairs are
@@ -29,13 +29,13 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    own slots; a fixed-order prefix sum of the counts and a gathering pass put them at the
    query's offset, sorted by partner: the candidate list's order does not depend on thread
    order. Each particle then gets the list of (candidate, corner) it appears in, sorted.
-4. Narrow phase, after the obstacles in every solver iteration: up to ``PASSES`` Jacobi
+4. Narrow phase, after the obstacles in every solver iteration: up to ``passes`` Jacobi
    passes (point-triangle, then edge-edge, as numpy), each one kernel per candidate (closest
    points, side, contact and its correction ``lambda n`` with friction) and two per particle
    (contact counts; the sum of its corrections over its sorted list, each divided by the
    largest contact count among the contact's moving particles). A device flag ends the passes
-   once no contact is deeper than ``RESOLVED t``. Then the fail-safe: up to
-   ``REVERT_ROUNDS`` rounds that put the free particles of pairs found on the wrong side
+   once no contact is deeper than ``resolved t``. Then the fail-safe: up to
+   ``revert_rounds`` rounds that put the free particles of pairs found on the wrong side
    back to their substep start.
 
 Capacity: candidate buffers (the per-query slots and the list) are allocated for a guess and
@@ -48,6 +48,11 @@ Cost (README, "Self-collision on Warp"; ``scripts/bench_warp_selfcollision.py``)
 core at 10k particles the fold scene rebuilds its lists at nearly every substep, and a build
 costs 20-100 ms against 0.8 ms for the constraint solve (the edge-edge query most of it); the
 narrow phase about 40 ms in the folded state.
+
+Names in ``code`` (``passes``, ``resolved``, ...) are fields of the
+:class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning` passed in, as are the first buffer
+sizes (``warp_initial_per_query``, ``warp_min_capacity``, ``warp_initial_slots``) and the
+thread block length of the sums and scans (``warp_block``).
 
 Determinism: see :mod:`.selfcollision_kernels` (no float sum depends on thread order).
 Two runs on the CPU device are bit-identical (tested); CUDA is untested.
@@ -67,26 +72,14 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ...selfcollision import stage as ref
 from ...cloth.model import ClothModel
+from ...selfcollision.lists import CandidateLists, list_radii
+from ...selfcollision.stats import NullStats
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings
 from . import selfcollision_kernels as kk
 
 __all__ = ["WarpSelfCollision"]
-
-#: Threads' block length of the two-level sums and scans.
-BLOCK = 256
-
-#: First guess of candidate pairs per triangle and per edge (grown on demand).
-INITIAL_PER_QUERY = 4
-
-#: Smallest candidate buffer (pairs).
-MIN_CAPACITY = 64
-
-#: First guess of the most candidate pairs of one triangle or edge (grown on demand).
-INITIAL_SLOTS = 16
-
 
 def _table_bits(n: int) -> int:
     """log2 of a bucket table with at least 2 n buckets."""
@@ -94,28 +87,30 @@ def _table_bits(n: int) -> int:
 
 
 class _Scan:
-    """Fixed-order exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``."""
+    """Fixed-order exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``, in thread
+    blocks of ``block``."""
 
-    def __init__(self, n: int, device: Any) -> None:
+    def __init__(self, n: int, device: Any, block: int) -> None:
         self.n = n
-        self.blocks = max(1, (n + BLOCK - 1) // BLOCK)
+        self.block = block
+        self.blocks = max(1, (n + block - 1) // block)
         self.block_sums = wp.zeros(self.blocks, dtype=wp.int32, device=device)
         self.block_offsets = wp.zeros(self.blocks, dtype=wp.int32, device=device)
         self.total = wp.zeros(1, dtype=wp.int32, device=device)
 
     def issue(self, launch: Any, k: Any, counts: Any, offsets: Any, gate: Any) -> None:
-        launch(k.scan_blocks, self.blocks, [counts, self.n, BLOCK, gate, offsets,
+        launch(k.scan_blocks, self.blocks, [counts, self.n, self.block, gate, offsets,
                                             self.block_sums])
         launch(k.scan_top, 1, [self.block_sums, gate, self.block_offsets, self.total])
-        launch(k.scan_add, self.n + 1, [offsets, self.n, BLOCK, self.block_offsets, gate,
+        launch(k.scan_add, self.n + 1, [offsets, self.n, self.block, self.block_offsets, gate,
                                         self.total])
 
 
 class _Grid:
     """A hashed uniform grid over M points: cell (M,) vec3i, bucket (M,), bucket_start
-    (B + 1,), entries (M,) point indices by bucket."""
+    (B + 1,), entries (M,) point indices by bucket; scans in thread blocks of ``block``."""
 
-    def __init__(self, m: int, device: Any) -> None:
+    def __init__(self, m: int, device: Any, block: int) -> None:
         bits = _table_bits(m)
         self.buckets = 1 << bits
         self.mask = np.int64(self.buckets - 1)
@@ -125,7 +120,7 @@ class _Grid:
         self.bucket_start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
         self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
         self.entries = wp.zeros(m, dtype=wp.int32, device=device)
-        self.scan = _Scan(self.buckets, device)
+        self.scan = _Scan(self.buckets, device, block)
         self.m = m
 
     def issue_build(self, launch: Any, k: Any, points: Any, inv_cell: Any, gate: Any) -> None:
@@ -142,10 +137,11 @@ class _Grid:
 class _Candidates:
     """One family's candidate list (capacity C): idx (C,) vec4i particles; per-query slots
     (S each: scratch (Q S,) pairs and their sort keys, filled in one pass), counts and
-    offsets; per-particle incidence lists; per-pass contact results."""
+    offsets; per-particle incidence lists; per-pass contact results. Scans in thread blocks
+    of ``block``."""
 
     def __init__(self, queries: int, n: int, capacity: int, slots: int, device: Any,
-                 k: Any) -> None:
+                 k: Any, block: int) -> None:
         v3, v4 = k.vec3, k.vec4
         self.queries = queries
         self.capacity = capacity
@@ -159,7 +155,7 @@ class _Candidates:
         self.need_slots = wp.zeros(1, dtype=wp.int32, device=device)
         self.counts = wp.zeros(queries, dtype=wp.int32, device=device)
         self.offsets = wp.zeros(queries + 1, dtype=wp.int32, device=device)
-        self.scan = _Scan(queries, device)
+        self.scan = _Scan(queries, device, block)
         self.idx = wp.zeros(capacity, dtype=wp.vec4i, device=device)
         self.count = wp.zeros(1, dtype=wp.int32, device=device)
         self.need = wp.zeros(1, dtype=wp.int32, device=device)
@@ -167,7 +163,7 @@ class _Candidates:
         self.inc_start = wp.zeros(n + 1, dtype=wp.int32, device=device)
         self.inc_cursor = wp.zeros(n, dtype=wp.int32, device=device)
         self.inc = wp.zeros(4 * capacity, dtype=wp.int32, device=device)
-        self.inc_scan = _Scan(n, device)
+        self.inc_scan = _Scan(n, device, block)
         self.act = wp.zeros(capacity, dtype=wp.int32, device=device)
         self.live = wp.zeros(capacity, dtype=wp.int32, device=device)
         self.corr = wp.zeros(capacity, dtype=v3, device=device)
@@ -200,6 +196,7 @@ class WarpSelfCollision:
         model: the cloth model (topology, inverse masses, rest shape).
         k: the backend's kernel namespace (its ``scalar``, ``vec3``, ``vec4`` types).
         device: the Warp device.
+        tuning: the method's constants (the numpy stage's, and the ``warp_*`` buffer sizes).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any,
@@ -210,7 +207,9 @@ class WarpSelfCollision:
         self.kb = k
         self.k = kk.build_self_kernels("float32" if k.scalar is wp.float32 else "float64")
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
-        self.host = ref.SelfCollision(model, tuning)  # rest exclusions, on the host
+        self.host = CandidateLists(model, tuning, NullStats())
+        """The numpy stage's lists, for the rest exclusions (host, cached per thickness)."""
+        block = tuning.warp_block
         n = model.particle_count
         self.n = n
         dev = device
@@ -227,15 +226,15 @@ class WarpSelfCollision:
         s = k.scalar
         self.built_at = wp.zeros(n, dtype=v3, device=dev)
         self.mean = wp.zeros(1, dtype=v3, device=dev)
-        self.sum_blocks = wp.zeros(max(1, (n + BLOCK - 1) // BLOCK), dtype=v3, device=dev)
+        self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
         self.dev_max = wp.zeros(1, dtype=s, device=dev)
         self.force = wp.ones(1, dtype=wp.int32, device=dev)
         self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
         self.maxhalf = wp.zeros(1, dtype=s, device=dev)
         self.mid = wp.zeros(self.n_edges, dtype=v3, device=dev)
         self.half = wp.zeros(self.n_edges, dtype=v3, device=dev)
-        self.vertex_grid = _Grid(n, dev)
-        self.edge_grid = _Grid(self.n_edges, dev)
+        self.vertex_grid = _Grid(n, dev, block)
+        self.edge_grid = _Grid(self.n_edges, dev, block)
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
@@ -245,11 +244,11 @@ class WarpSelfCollision:
         self._excl_for: float | None = None
         self.pt_excluded: Any = None
         self.ee_excluded: Any = None
-        self.pt = _Candidates(self.n_tris, n, max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_tris),
-                              INITIAL_SLOTS, dev, k)
-        self.ee = _Candidates(self.n_edges, n,
-                              max(MIN_CAPACITY, INITIAL_PER_QUERY * self.n_edges),
-                              INITIAL_SLOTS, dev, k)
+        per_query, least = tuning.warp_initial_per_query, tuning.warp_min_capacity
+        self.pt = _Candidates(self.n_tris, n, max(least, per_query * self.n_tris),
+                              tuning.warp_initial_slots, dev, k, block)
+        self.ee = _Candidates(self.n_edges, n, max(least, per_query * self.n_edges),
+                              tuning.warp_initial_slots, dev, k, block)
 
     # --- host side, once per recording or frame -----------------------------------------------
     def prepare(self, settings: ClothSettings) -> None:
@@ -298,10 +297,10 @@ class WarpSelfCollision:
             if need > fam.capacity or need_slots > fam.slots:
                 cap = fam.capacity
                 if need > cap:
-                    cap = int(need * 1.5) + MIN_CAPACITY
+                    cap = int(need * 1.5) + self.tuning.warp_min_capacity
                 slots = max(fam.slots, need_slots + need_slots // 2)
                 setattr(self, name, _Candidates(fam.queries, self.n, cap, slots, self.device,
-                                                self.kb))
+                                                self.kb, self.tuning.warp_block))
                 grew = True
         if grew:
             self.stats.zero_()
@@ -333,8 +332,9 @@ class WarpSelfCollision:
         clamp = float(settings.self_clamp)
         free = int(np.count_nonzero(self.model.inv_mass > 0.0))
         blocks = self.sum_blocks.shape[0]
+        block = self.tuning.warp_block
         if free:
-            launch(k.sum_blocks, blocks, [v, v, 0, inv_mass, 1, BLOCK, self.sum_blocks])
+            launch(k.sum_blocks, blocks, [v, v, 0, inv_mass, 1, block, self.sum_blocks])
             launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / free), self.mean])
             launch(k.clamp_velocity, n, [v, v_pred, x, p, inv_mass, self.mean,
                                          s(clamp * t / h), s(h), self.stats])
@@ -343,8 +343,8 @@ class WarpSelfCollision:
         # The smallest skin (list radius = rest exclusion radius): the device lists are built
         # in full whenever any particle moved past half the skin, which in a folding cloth is
         # every substep whatever the skin (measured), so the fewer pairs they hold the better.
-        r, skin = ref.list_radii(t, clamp)
-        launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, BLOCK, self.sum_blocks])
+        r, skin = list_radii(t, clamp, self.tuning)
+        launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, block, self.sum_blocks])
         launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
         launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
         launch(k.decide_rebuild, 1, [self.dev_max, s(0.25 * skin * skin), self.force,
@@ -386,12 +386,13 @@ class WarpSelfCollision:
         k, s = self.k, self.kb.scalar
         n = self.n
         t = float(settings.self_thickness)
-        band2 = s((ref.CROSSING_BAND * t) ** 2)
+        tune = self.tuning
+        band2 = s((tune.crossing_band * t) ** 2)
         mu = s(settings.self_friction)
-        interior = s(ref.EDGE_INTERIOR)
+        interior = s(tune.edge_interior)
         pt, ee = self.pt, self.ee
         launch(k.project_begin, 1, [self.state, self.deep])
-        for pass_ in range(ref.PASSES):
+        for pass_ in range(tune.passes):
             first = int(pass_ == 0)
             launch(k.pt_eval, pt.workers, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
                                            band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
@@ -409,8 +410,8 @@ class WarpSelfCollision:
                                         self.touch, ee.cnt])
             launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
                                         ee.cnt, self.state, self.touch, p])
-            launch(k.pass_end, 1, [self.state, self.deep, s(ref.RESOLVED * t)])
-        for _ in range(ref.REVERT_ROUNDS):
+            launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])
+        for _ in range(tune.revert_rounds):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
                 launch(k.mark_crossed, fam.workers, [p, x, inv_mass, fam.idx, fam.count,
                                                      edge_pairs, band2, interior, fam.live,

@@ -37,7 +37,7 @@ STAT_REVERTED = 6
 STAT_SIZE = 8
 
 #: Slots of the narrow phase's state array (int32).
-ST_DONE = 0  # the passes of this iteration stopped (no contact deeper than RESOLVED t)
+ST_DONE = 0  # the passes of this iteration stopped (no contact deeper than resolved t)
 ST_PROJECTED = 1  # some contact was projected in this iteration (the fail-safe runs)
 ST_EPOCH = 2  # count of iterations so far (marks of the fail-safe rounds of this one)
 ST_STOP = 3  # the fail-safe rounds of this iteration stopped (no pair left crossed)
