@@ -26,19 +26,31 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
+from pbdcloth.backends import numpy_backend
 from pbdcloth.backends.numpy_backend import NumpyBackend
 from pbdcloth.selfcollision.geometry import closest_point_triangle, closest_points_segments
 from pbdcloth.selfcollision.stage import SelfCollision
 from pbdcloth.scenes.cloth import fold_scene
 from pbdcloth.solver import ClothSolver
 
-CONSTRAINT_METHODS = ("_distance_pbd", "_distance_xpbd", "_bend_pbd", "_bend_xpbd", "_tethers")
+#: The constraint projections the numpy backend calls (pbdcloth.constraints), timed as "solve".
+CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "project_bend_pbd",
+                        "project_bend_xpbd", "project_tethers")
 
 
-def _timed(backend: NumpyBackend, clock: dict[str, float]) -> None:
-    """Wrap the backend's constraint projections so their time adds up in ``clock``."""
-    for name in CONSTRAINT_METHODS:
-        inner: Callable[..., Any] = getattr(backend, name)
+#: Seconds spent in the constraint projections since the last reset.
+CLOCK = {"constraints": 0.0}
+
+
+def _time_constraints() -> None:
+    """Wrap (once) the constraint projections the numpy backend calls so their time adds up in
+    :data:`CLOCK` (this benchmark's process only)."""
+    if getattr(numpy_backend, "_timed_by_bench", False):
+        return
+    numpy_backend._timed_by_bench = True  # type: ignore[attr-defined]
+    clock = CLOCK
+    for name in CONSTRAINT_FUNCTIONS:
+        inner: Callable[..., Any] = getattr(numpy_backend, name)
 
         def wrapper(*args: Any, _inner: Callable[..., Any] = inner, **kwargs: Any) -> Any:
             start = time.perf_counter()
@@ -47,7 +59,7 @@ def _timed(backend: NumpyBackend, clock: dict[str, float]) -> None:
             finally:
                 clock["constraints"] += time.perf_counter() - start
 
-        setattr(backend, name, wrapper)
+        setattr(numpy_backend, name, wrapper)
 
 
 def _window(scene: Any, x: np.ndarray, v: np.ndarray, frames: int) -> dict[str, float]:
@@ -58,10 +70,11 @@ def _window(scene: Any, x: np.ndarray, v: np.ndarray, frames: int) -> dict[str, 
     solver.positions = x
     solver.velocities = v
     solver.step(1.0 / scene.fps)
-    backend = solver._backend
+    backend = solver.backend
     assert isinstance(backend, NumpyBackend)
-    clock = {"constraints": 0.0}
-    _timed(backend, clock)
+    _time_constraints()
+    CLOCK["constraints"] = 0.0
+    clock = CLOCK
     sc = backend.self_collision
     totals: dict[str, float] = {"hash": 0.0, "candidates": 0.0, "point_triangle": 0.0,
                                 "edge_edge": 0.0, "pt_candidates": 0.0, "ee_candidates": 0.0,

@@ -136,7 +136,13 @@ class ClothSolver:
             self.model = build_model(self.model.mesh, self.model.pinned, value.density)
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
-            self._backend = make_backend(self.model, value)
+            self._backend = make_backend(self.model, value, self._tuning)
+
+    @property
+    def backend(self) -> Backend:
+        """The backend object stepping this solver (numpy, Warp or one given to
+        :meth:`use_backend`)."""
+        return self._backend
 
     @property
     def backend_name(self) -> str:
