@@ -70,6 +70,13 @@ def simulate(scene: Scene, frames: int, backend: str = "numpy", precision: str =
     return Run(np.array(out), stats, solver)
 
 
+def warp_backend(run: Run) -> WarpBackend:
+    """The Warp backend that stepped ``run``."""
+    backend = run.solver.backend
+    assert isinstance(backend, WarpBackend)
+    return backend
+
+
 def max_diff(a: np.ndarray, b: np.ndarray) -> float:
     """Largest distance between corresponding particles [m]."""
     return float(np.linalg.norm(a - b, axis=-1).max())
@@ -390,7 +397,7 @@ def test_pins_reach_their_targets_exactly_in_float32() -> None:
     solver.use_backend(WarpBackend(solver.model, device="cpu"))
     for frame in range(1, 6):
         scene.animate(solver, frame)  # type: ignore[misc]
-        target = solver._pin_end.copy()
+        target = solver.control().pin_end.copy()
         solver.step(DT)
         np.testing.assert_array_equal(solver.positions[solver.pinned],
                                       target.astype(np.float32).astype(np.float64))
@@ -468,8 +475,8 @@ def test_two_warp_runs_are_bit_identical_and_replay_modes_agree() -> None:
     a = simulate(scene(), 6, "warp")
     b = simulate(scene(), 6, "warp")
     c = simulate(scene(), 6, "warp", use_graph=False)
-    assert a.solver._backend.replay_mode == "graph"
-    assert c.solver._backend.replay_mode == "launches"
+    assert warp_backend(a).replay_mode == "graph"
+    assert warp_backend(c).replay_mode == "launches"
     np.testing.assert_array_equal(a.positions, b.positions)
     np.testing.assert_array_equal(a.solver.velocities, b.solver.velocities)
     np.testing.assert_array_equal(a.positions, c.positions)
@@ -489,7 +496,7 @@ def test_lane_bend_kernels_agree_with_per_hinge_kernels(model: str) -> None:
                                  friction=1.0, damping=2.0)
         solver = drape_scene(resolution=16, settings=settings).make_solver()
         backend = WarpBackend(solver.model, device="cpu", use_lanes=lanes)
-        assert (backend._lanes is not None) == lanes
+        assert (backend.lanes is not None) == lanes
         solver.use_backend(backend)
         for _ in range(24):
             solver.step(DT)
@@ -506,12 +513,12 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
     positions (N, 3) and multipliers (M,) in colored order, by the lane kernels or by the
     per-constraint kernels. XPBD starts from nonzero multipliers and with constraint damping,
     so every term of the update is exercised."""
-    from pbdcloth.backends.warp.lanes import LANES, LaneGroups
+    from pbdcloth.backends.warp.lanes import LANES, LaneGroups, build_lane_kernels
 
     pos, tris = grid(12, 12, 1.0, 1.0, plane="xz")
     solver = ClothSolver(pos, tris, pinned=[0, 11])
     backend = WarpBackend(solver.model, device="cpu")
-    k, lk, m = backend.k, backend._lane_kernels, backend.m
+    k, lk, m = backend.k, build_lane_kernels(), backend.m
     fam = getattr(solver.model, family)
     rng = np.random.default_rng(7)
     x = wp.array((pos + rng.normal(scale=0.02, size=pos.shape)).astype(np.float32),
@@ -521,9 +528,10 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
     lam0 = rng.normal(scale=1e-3, size=fam.count).astype(np.float32)
     stiff, alpha, gamma = 0.9, 0.5, 0.3
     if not use_lanes:
-        cons = getattr(m, f"{family}_{model}")
+        device_family = getattr(m, family)
+        cons = getattr(device_family, model)
         lam = wp.array(lam0, dtype=wp.float32, device="cpu")
-        for off, cnt in getattr(m, f"{family}_colors").spans:
+        for off, cnt in device_family.colors.spans:
             if model == "pbd":
                 wp.launch(k.distance_pbd, cnt, [p, cons, off, stiff], device="cpu")
             else:
@@ -602,7 +610,7 @@ def test_cpu_lane_path_is_bit_identical_to_per_constraint_kernels_without_bendin
     model: str
 ) -> None:
     lanes, scalar = _sheet_with_and_without_lanes(model, bend=False)
-    assert lanes.solver._backend._lanes is not None and scalar.solver._backend._lanes is None
+    assert warp_backend(lanes).lanes is not None and warp_backend(scalar).lanes is None
     assert sum(s.contacts for s in lanes.stats) > 0
     np.testing.assert_array_equal(lanes.positions, scalar.positions)
     np.testing.assert_array_equal(lanes.solver.velocities, scalar.solver.velocities)
