@@ -6,8 +6,9 @@ substep); the kernels in :mod:`.kernels` are the per-constraint form of the same
 Each color of each family is one launch; nothing is reduced in parallel, so a run is
 deterministic on the CPU and on a GPU.
 
-A whole frame (``substeps`` x [predict, pins, ``iterations`` x (colors, tethers, colliders),
-update]) is recorded once and replayed each frame: as a Warp graph (a CUDA graph on GPUs, Warp's
+A whole frame (``substeps`` x [predict, ``iterations`` x (stretch, shear, bend, tethers,
+colliders, self-collision), update], :meth:`WarpBackend._issue_frame`) is recorded once and
+replayed each frame: as a Warp graph (a CUDA graph on GPUs, Warp's
 CPU graph replay on the CPU) or, where Warp cannot capture on that device, as a list of recorded
 launches (``wp.launch(record_cmd=True)``). What changes from frame to frame (positions and
 velocities, pin targets, collider poses) lives in device arrays that are refreshed before the
