@@ -295,13 +295,13 @@ class WarpBackend:
         selfcol = self._selfcol if settings.self_collision else None
         if selfcol is not None:
             selfcol.begin_frame()
-        self._replay()
+        self.replay()
         while selfcol is not None and selfcol.grow_if_needed():
             # Self-collision's candidate buffers overflowed: record with the larger ones and
             # run the frame again from state_in (the recording made the colliders anew).
             self._record(settings, float(dt), colliders, ckey)
             self._upload(state_in, control, True)
-            self._replay()
+            self.replay()
         state_out.positions = self._x.numpy().astype(np.float64)
         state_out.velocities = self._v.numpy().astype(np.float64)
         self._last_out = (state_out.positions, state_out.velocities)
@@ -338,8 +338,9 @@ class WarpBackend:
             stats.extra.update(self._selfcol.frame_extra(settings.substeps))
         return stats
 
-    def _replay(self) -> None:
-        """Run the recorded frame once."""
+    def replay(self) -> None:
+        """Run the last recorded frame once on the device state as it stands (no upload, no
+        download; :meth:`step` calls it; alone it times the device)."""
         if self._graph is not None:
             wp.capture_launch(self._graph)
         else:
