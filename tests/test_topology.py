@@ -6,7 +6,7 @@ import numpy as np
 
 from pbdcloth.cloth.coloring import color_constraints
 from pbdcloth.constraints.bend import dihedral_angle, dihedral_angle_and_gradient
-from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.mesh import ClothMesh, vertex_normals, vertex_normals_t
 from pbdcloth.cloth.model import build_model, geodesic_to_pins
 from pbdcloth.scenes.cloth import grid
 from pbdcloth.cloth.topology import build_topology
@@ -140,3 +140,31 @@ def test_geodesic_distances_and_masses() -> None:
                                     np.array([0]), pos.shape[0])
     assert np.all(anchor == 0)
     assert np.allclose(dist[:5], [0, 1, 2, 3, 4])
+
+
+def test_vertex_normals_are_the_normalised_sums_of_face_normals() -> None:
+    """n_p = sum over p's triangles of (b - a) x (c - a), normalised, against a per-triangle loop;
+    both summation orders agree to rounding (2e-16 per component of a unit vector, 1e-15
+    allowed); a flat xz grid (triangles wound clockwise seen from +y) has n = -y everywhere;
+    a point on no triangle gets 0."""
+    pos, tris = grid(6, 5, 1.0, 0.8)
+    flat = vertex_normals(pos, tris)
+    assert np.array_equal(flat, np.tile([0.0, -1.0, 0.0], (pos.shape[0], 1)))
+    rng = np.random.default_rng(7)
+    bent = pos + rng.normal(scale=0.05, size=pos.shape)
+    bent = np.vstack([bent, [[5.0, 5.0, 5.0]]])             # a lonely point
+    expected = np.zeros_like(bent)
+    for a, b, c in tris.tolist():
+        face = np.cross(bent[b] - bent[a], bent[c] - bent[a])
+        for p in (a, b, c):
+            expected[p] += face
+    length = np.linalg.norm(expected, axis=1)
+    expected[length > 0] /= length[length > 0, None]
+    normals = vertex_normals(bent, tris)
+    assert normals.shape == bent.shape and normals.flags.c_contiguous
+    np.testing.assert_allclose(normals, expected, rtol=0, atol=1e-15)
+    assert np.array_equal(normals[-1], np.zeros(3))
+    by_triangle = vertex_normals_t(np.ascontiguousarray(bent.T), tris)
+    np.testing.assert_allclose(by_triangle.T, normals, rtol=0, atol=1e-15)
+    assert np.array_equal(vertex_normals_t(np.ascontiguousarray(bent.T), tris, by_corner=True).T,
+                          normals)

@@ -109,6 +109,42 @@ def triangle_areas(positions: FloatArray, triangles: IndexArray) -> FloatArray:
     return 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
 
 
+def face_normals_t(X: FloatArray, triangles: IndexArray) -> FloatArray:
+    """(b - a) x (c - a) of each triangle (a, b, c), component-major (3, T) [m^2].
+
+    ``X`` is component-major positions (3, N); each normal's length is twice the triangle's area.
+    """
+    a, b, c = X[:, triangles[:, 0]], X[:, triangles[:, 1]], X[:, triangles[:, 2]]
+    u, w = b - a, c - a
+    return np.stack([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                     u[0] * w[1] - u[1] * w[0]])
+
+
+def vertex_normals_t(X: FloatArray, triangles: IndexArray, by_corner: bool = False) -> FloatArray:
+    """Area-weighted unit vertex normals of component-major positions ``X`` (3, N), shape (3, N).
+
+    n_p = sum of (b - a) x (c - a) over the triangles at p, divided by its length (zero for a
+    point with no triangle). The sum runs in triangle order, or with ``by_corner`` over all
+    triangles' first corners, then their second, then their third (the order of
+    :func:`vertex_normals`); the two orders differ by rounding only.
+    """
+    fn = face_normals_t(X, triangles)
+    n = X.shape[1]
+    out = np.empty_like(X)
+    flat = triangles.T.reshape(-1) if by_corner else triangles.reshape(-1)
+    for k in range(3):
+        weights = np.tile(fn[k], 3) if by_corner else np.repeat(fn[k], 3)
+        out[k] = np.bincount(flat, weights=weights, minlength=n)
+    length = np.sqrt((out * out).sum(axis=0))
+    return out / np.where(length > 0.0, length, 1.0)
+
+
+def vertex_normals(positions: FloatArray, triangles: IndexArray) -> FloatArray:
+    """Area-weighted unit vertex normals of ``positions`` (N, 3), shape (N, 3); zero for points
+    with no triangle (:func:`vertex_normals_t`, summed by corner)."""
+    return np.ascontiguousarray(vertex_normals_t(positions.T, triangles, by_corner=True).T)
+
+
 @dataclass(frozen=True)
 class ClothMesh:
     """A validated triangle mesh.

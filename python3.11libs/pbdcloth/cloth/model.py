@@ -12,7 +12,6 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from .coloring import Coloring, color_constraints
 from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
@@ -280,15 +279,3 @@ def build_model(mesh: ClothMesh, pinned: object, density: float) -> ClothModel:
         stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
     )
 
-
-def point_normals(positions: NDArray[np.float64], triangles: IndexArray) -> FloatArray:
-    """Area-weighted unit vertex normals, shape (N, 3); zero for points with no triangle."""
-    a, b, c = (positions[triangles[:, k]] for k in range(3))
-    fn = np.cross(b - a, c - a)
-    normals = np.zeros_like(positions)
-    for k in range(3):
-        np.add.at(normals, triangles[:, k], fn)
-    length = np.linalg.norm(normals, axis=1)
-    ok = length > 0.0
-    normals[ok] /= length[ok, None]
-    return normals

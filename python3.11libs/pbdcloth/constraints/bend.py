@@ -25,14 +25,35 @@ Rest and current angles go through the same function, so a sheet at rest stays e
 Positions are passed component-major, shape (3, M), so that a batch costs a few dozen whole-array
 numpy operations whatever its size. Using (e x a) x (b x e) = -[e, a, b] e, the sine part needs no
 second cross product: (n1 x n2) . e / |e| = -(n1 . (x4 - x1)) |e|.
+
+Projection (Müller 2006, eq. 8; XPBD: Macklin, Müller and Chentanez 2016, eq. 18 and 26), with
+g_k = dtheta/dx_k and S = sum_k w_k |g_k|^2:
+
+    PBD:   dx_k = -k' C / S * w_k g_k
+    XPBD:  dlambda = (-C - alpha~ lambda - gamma sum_k g_k . (x_k - x_k,prev))
+                     / ((1 + gamma) S + alpha~),       dx_k = w_k dlambda g_k
+
+with alpha~ = alpha / h^2 (alpha the bend compliance [1/(N m)]) and gamma = alpha~ beta h.
+A hinge with S = 0 (all four corners pinned, or degenerate) is left alone.
+
+Usage (positions component-major (3, N), C-contiguous; corrected in place)::
+
+    colors = bend_colors(model.bend, n)                 # once per model
+    work = BendWorkspace(CHUNK)                         # scratch, reused (optional)
+    project_bend_pbd(P, colors, k, work)
+    project_bend_xpbd(P, P_prev, colors, lam, alpha_tilde, gamma, work)
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
-F = NDArray[np.float64]
+from ..arrays import F, I, I64
+from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Squared normal length below which a hinge is degenerate and left alone [m^4].
 DEGENERATE_NORMAL_SQ = 1e-30
@@ -78,6 +99,17 @@ class BendWorkspace:
         self._proj = np.empty(2 * capacity)
         self._s = np.empty((6, capacity))
         self._grad = np.empty(12 * capacity)
+        self._wg = np.empty(12 * capacity)
+
+    @classmethod
+    def for_colors(cls, colors: Sequence[BendColor]) -> BendWorkspace:
+        return cls(max((c.count for c in colors), default=0))
+
+    def weighted(self, m: int) -> F:
+        """Scratch (4, 3, m) for the inverse-mass weighted gradient w_k g_k."""
+        if m > self.capacity:
+            raise ValueError(f"batch of {m} hinges exceeds the workspace ({self.capacity})")
+        return self._wg[: 12 * m].reshape(4, 3, m)
 
     def views(self, m: int) -> tuple[F, F, F, F, F, F, F, F]:
         if m > self.capacity:
@@ -87,11 +119,11 @@ class BendWorkspace:
                 self._nsq[: 2 * m].reshape(2, m), self._proj[: 2 * m].reshape(2, m),
                 self._s[:, :m], self._grad[: 12 * m].reshape(4, 3, m))
 
-    def gather(self, flat_positions: F, index: NDArray[np.intp]) -> F:
+    def gather(self, flat: F, index: NDArray[np.intp]) -> F:
         """Gather hinge corners from flat component-major positions into the workspace."""
         m = index.shape[0] // 12
         out = self._x[: 12 * m]
-        flat_positions.take(index, out=out, mode="clip")
+        flat.take(index, out=out, mode="clip")
         return out.reshape(4, 3, m)
 
 
@@ -174,3 +206,113 @@ def constraint_angle(theta: F, rest: F) -> F:
 def wrap_angle(angle: F) -> F:
     """Wrap angles to (-pi, pi]."""
     return np.pi - np.mod(np.pi - angle, 2.0 * np.pi)
+
+
+class BendConstraints(Protocol):
+    """What :func:`bend_colors` reads from a family (:class:`pbdcloth.cloth.model.BendFamily`)."""
+
+    @property
+    def quads(self) -> I64: ...
+    @property
+    def rest_angle(self) -> F: ...
+    @property
+    def w(self) -> F: ...
+    def color_slices(self) -> list[slice]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class BendColor:
+    """One batch of hinges of one color, with flat gather indices.
+
+    Attributes:
+        gather: flat indices (12 m,): ``R.take(gather).reshape(4, 3, m)`` gives x1..x4.
+        count: m, the number of hinges.
+        rest: rest dihedral angle theta0 [rad], shape (m,).
+        w: inverse masses of the four corners [1/kg], shape (4, 1, m).
+        span: the batch's slice of the family's arrays (and of its multipliers).
+    """
+
+    gather: I
+    count: int
+    rest: F
+    w: F
+    span: slice
+
+
+def bend_colors(family: BendConstraints, n: int, chunk: int = CHUNK) -> list[BendColor]:
+    """The family's colors as batches of at most ``chunk`` hinges, for ``n`` particles."""
+    return [
+        BendColor(
+            gather=flat_gather([family.quads[s, k] for k in range(4)], n), count=s.stop - s.start,
+            rest=family.rest_angle[s], w=np.ascontiguousarray(family.w[s].T[:, None, :]), span=s,
+        )
+        for color in family.color_slices()
+        for s in chunk_slices(color, chunk)
+    ]
+
+
+def project_bend_pbd(positions: F, colors: Sequence[BendColor], stiffness: float,
+                     work: BendWorkspace | None = None) -> None:
+    """PBD bend projection of ``colors`` in order, in place: dx_k = -k' C / S * w_k g_k.
+
+    ``positions`` (3, N) [m]; ``stiffness`` is k' (already scaled for the iteration count).
+    """
+    if stiffness == 0.0:
+        return
+    R = flat_positions(positions)
+    ws = work if work is not None else BendWorkspace.for_colors(colors)
+    for c in colors:
+        x = ws.gather(R, c.gather)
+        theta, grad, _ = dihedral_angle_and_gradient(x, ws)
+        cval = constraint_angle(theta, c.rest)
+        wg = np.multiply(grad, c.w, out=ws.weighted(c.count))
+        denom = np.einsum("kij,kij->j", wg, grad)       # S
+        if denom.min(initial=1.0) > 0.0:
+            np.divide(cval, denom, out=cval)
+            cval *= -stiffness
+        else:
+            ok = denom > 0.0
+            cval = np.where(ok, -stiffness * cval / np.where(ok, denom, 1.0), 0.0)
+        wg *= cval
+        x += wg
+        R[c.gather] = x.reshape(-1)
+
+
+def project_bend_xpbd(
+    positions: F, prev_positions: F, colors: Sequence[BendColor], lam: F, alpha_tilde: float,
+    gamma: float, work: BendWorkspace | None = None,
+) -> None:
+    """XPBD bend projection of ``colors`` in order, in place; adds dlambda to ``lam`` (B,).
+
+    ``positions``, ``prev_positions`` (3, N) [m] (the latter: positions at the start of the
+    substep, for constraint damping); ``alpha_tilde = compliance / h^2``;
+    ``gamma = alpha_tilde * beta * h``.
+    """
+    R = flat_positions(positions)
+    R_prev = flat_positions(prev_positions)
+    ws = work if work is not None else BendWorkspace.for_colors(colors)
+    for c in colors:
+        x = ws.gather(R, c.gather)
+        theta, grad, _ = dihedral_angle_and_gradient(x, ws)
+        numer = constraint_angle(theta, c.rest)
+        np.negative(numer, out=numer)                   # -C
+        wg = np.multiply(grad, c.w, out=ws.weighted(c.count))
+        lam_c = lam[c.span]
+        if alpha_tilde != 0.0:
+            numer -= alpha_tilde * lam_c
+        if gamma != 0.0:
+            dx = x - R_prev.take(c.gather, mode="clip").reshape(4, 3, c.count)
+            numer -= gamma * np.einsum("kij,kij->j", grad, dx)
+        denom = np.einsum("kij,kij->j", wg, grad)       # S
+        if gamma != 0.0:
+            denom *= 1.0 + gamma
+        denom += alpha_tilde
+        if denom.min(initial=1.0) > 0.0:
+            dlam = np.divide(numer, denom, out=numer)
+        else:
+            ok = denom > 0.0
+            dlam = np.where(ok, numer / np.where(ok, denom, 1.0), 0.0)
+        lam_c += dlam
+        wg *= dlam
+        x += wg
+        R[c.gather] = x.reshape(-1)

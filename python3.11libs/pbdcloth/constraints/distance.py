@@ -1,4 +1,4 @@
-"""Distance constraints (stretch, shear), batched: Müller et al. 2006, eq. (10)-(11).
+"""Distance constraints (stretch, shear), batched by color: Müller et al. 2006, eq. (10)-(11).
 
 For particles i, j with inverse masses w_i, w_j and rest length d0,
 
@@ -8,65 +8,191 @@ For particles i, j with inverse masses w_i, w_j and rest length d0,
 with the step s = k' C for PBD (stiffness k' in [0, 1]) and, for XPBD (Macklin, Müller and
 Chentanez 2016, eq. 18 and 26), the Lagrange multiplier update
 
-    dlambda = (-C - alpha~ lambda - gamma grad C . (x - x_prev)) / ((1 + gamma)(w_i + w_j) + alpha~),
-    alpha~ = alpha / h^2,  gamma = alpha~ beta h,  s = -dlambda (w_i + w_j),
+    dlambda = (-C - alpha~ lambda - gamma n . ((x_i - x_i,prev) - (x_j - x_j,prev)))
+              / ((1 + gamma)(w_i + w_j) + alpha~),
+    dx_i = +w_i dlambda n,    dx_j = -w_j dlambda n,
+    alpha~ = alpha / h^2,  gamma = alpha~ beta h,
 
-where alpha is the compliance [m/N] and beta the constraint damping [s]. Both conserve linear
-and angular momentum (corrections along n, weighted by inverse mass).
+where alpha is the compliance [m/N], beta the constraint damping [s] and h the substep [s]. Both
+conserve linear and angular momentum (corrections along n, weighted by inverse mass).
+
+Usage (positions component-major, shape (3, N), C-contiguous; corrected in place)::
+
+    colors = distance_colors(model.stretch, n)          # once per model
+    work = DistanceWorkspace(CHUNK)                     # scratch, reused (optional)
+    project_distance_pbd(P, colors, k, work)
+    project_distance_xpbd(P, P_prev, colors, lam, alpha_tilde, gamma, work)
+
+``colors`` is a list of :class:`DistanceColor` batches in colored order (no particle repeated
+within a batch); ``lam`` (M,) holds the family's multipliers in the family's (colored) order.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
 import numpy as np
-from numpy.typing import NDArray
 
-F = NDArray[np.float64]
-I = NDArray[np.intp]
+from ..arrays import F, I, I64
+from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
-#: Below this length a constraint has no direction and is skipped [m].
+#: Below this length a constraint has no direction [m]: the length is clamped to it.
 MIN_LENGTH = 1e-12
 
 
-def project_distance_pbd(
-    p: F, i: I, j: I, rest: F, wi_frac: F, wj_frac: F, stiffness: float
-) -> None:
-    """Project one batch of distance constraints in place (PBD).
+class DistanceConstraints(Protocol):
+    """What :func:`distance_colors` reads from a family (:class:`pbdcloth.cloth.model.DistanceFamily`)."""
 
-    ``p`` is (N, 3) positions; ``i``/``j`` (M,) particle indices with no particle repeated in the
-    batch; ``wi_frac = w_i / (w_i + w_j)`` and ``wj_frac`` likewise (0 where both are pinned).
+    @property
+    def i(self) -> I64: ...
+    @property
+    def j(self) -> I64: ...
+    @property
+    def rest(self) -> F: ...
+    @property
+    def wi(self) -> F: ...
+    @property
+    def wj(self) -> F: ...
+    @property
+    def wi_frac(self) -> F: ...
+    @property
+    def wj_frac(self) -> F: ...
+    def color_slices(self) -> list[slice]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class DistanceColor:
+    """One batch of distance constraints of one color, with flat gather indices.
+
+    Attributes:
+        gather: [i, i + N, i + 2N, j, j + N, j + 2N] (6 m,): ``R.take(gather).reshape(2, 3, m)``
+            gives (x_i, x_j) component-major.
+        count: m, the number of constraints.
+        rest: rest length d0 [m], shape (m,).
+        frac: (w_i / (w_i + w_j), -w_j / (w_i + w_j)) [1], shape (2, 1, m); 0 where both pinned.
+        w: (w_i, -w_j) [1/kg], shape (2, 1, m).
+        wsum: w_i + w_j [1/kg], shape (m,).
+        span: the batch's slice of the family's arrays (and of its multipliers).
     """
-    d = p[i] - p[j]
-    length = np.sqrt(np.einsum("ij,ij->i", d, d))
-    safe = np.maximum(length, MIN_LENGTH)
-    s = stiffness * (length - rest) / safe
-    s[length < MIN_LENGTH] = 0.0
-    d *= s[:, None]
-    p[i] -= wi_frac[:, None] * d
-    p[j] += wj_frac[:, None] * d
+
+    gather: I
+    count: int
+    rest: F
+    frac: F
+    w: F
+    wsum: F
+    span: slice
+
+
+def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> list[DistanceColor]:
+    """The family's colors as batches of at most ``chunk`` constraints, for ``n`` particles."""
+    return [
+        DistanceColor(
+            gather=flat_gather([family.i[s], family.j[s]], n), count=s.stop - s.start,
+            rest=family.rest[s],
+            frac=np.stack([family.wi_frac[s], -family.wj_frac[s]])[:, None, :],
+            w=np.stack([family.wi[s], -family.wj[s]])[:, None, :],
+            wsum=family.wi[s] + family.wj[s], span=s,
+        )
+        for color in family.color_slices()
+        for s in chunk_slices(color, chunk)
+    ]
+
+
+class DistanceWorkspace:
+    """Scratch arrays for batches of up to ``capacity`` distance constraints, reused."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._x = np.empty(6 * capacity)
+        self._corr = np.empty(6 * capacity)
+        self._d = np.empty(3 * capacity)
+        self._len = np.empty((2, capacity))
+
+    @classmethod
+    def for_colors(cls, colors: Sequence[DistanceColor]) -> DistanceWorkspace:
+        return cls(max((c.count for c in colors), default=0))
+
+    def views(self, m: int) -> tuple[F, F, F, F, F]:
+        """(x (6 m,), correction (2, 3, m), d (3, m), length (m,), safe length (m,))."""
+        if m > self.capacity:
+            raise ValueError(f"batch of {m} constraints exceeds the workspace ({self.capacity})")
+        return (self._x[: 6 * m], self._corr[: 6 * m].reshape(2, 3, m),
+                self._d[: 3 * m].reshape(3, m), self._len[0, :m], self._len[1, :m])
+
+
+def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffness: float,
+                         work: DistanceWorkspace | None = None) -> None:
+    """PBD distance projection of ``colors`` in order, in place: x_i -= frac_i k' C n.
+
+    ``positions`` (3, N) [m]; ``stiffness`` is k' (already scaled for the iteration count).
+    """
+    if stiffness == 0.0:
+        return
+    R = flat_positions(positions)
+    ws = work if work is not None else DistanceWorkspace.for_colors(colors)
+    for c in colors:
+        m = c.count
+        buf, corr, d, length, safe = ws.views(m)
+        x = R.take(c.gather, mode="clip", out=buf).reshape(2, 3, m)
+        np.subtract(x[0], x[1], out=d)
+        np.einsum("ij,ij->j", d, d, out=length)
+        np.sqrt(length, out=length)
+        np.maximum(length, MIN_LENGTH, out=safe)
+        np.subtract(length, c.rest, out=length)          # C
+        np.divide(length, safe, out=length)
+        np.multiply(length, stiffness, out=length)       # k' C / |d|
+        np.multiply(d, length, out=d)                    # k' C n
+        x -= np.multiply(c.frac, d, out=corr)
+        R[c.gather] = x.reshape(-1)
+
+
+def distance_inverse_denominators(colors: Sequence[DistanceColor], alpha_tilde: float,
+                                  gamma: float) -> list[F]:
+    """1 / ((1 + gamma)(w_i + w_j) + alpha~) per batch, 0 where the denominator is 0."""
+    out = []
+    for c in colors:
+        denom = (1.0 + gamma) * c.wsum + alpha_tilde
+        out.append(np.where(denom > 0.0, 1.0 / np.where(denom > 0.0, denom, 1.0), 0.0))
+    return out
 
 
 def project_distance_xpbd(
-    p: F, x_prev: F, i: I, j: I, rest: F, wi: F, wj: F, lam: F, alpha_tilde: float,
-    gamma: float,
+    positions: F, prev_positions: F, colors: Sequence[DistanceColor], lam: F,
+    alpha_tilde: float, gamma: float, work: DistanceWorkspace | None = None,
+    inv_denominators: Sequence[F] | None = None,
 ) -> None:
-    """Project one batch of distance constraints in place (XPBD), updating ``lam`` (M,).
+    """XPBD distance projection of ``colors`` in order, in place; adds dlambda to ``lam`` (M,).
 
-    ``x_prev`` is the positions at the start of the substep (for constraint damping); ``wi``/``wj``
-    are inverse masses [1/kg]; ``alpha_tilde = compliance / h^2``; ``gamma = alpha_tilde * beta * h``.
+    ``positions``, ``prev_positions`` (3, N) [m] (the latter: positions at the start of the
+    substep, for constraint damping); ``alpha_tilde = compliance / h^2`` [kg^-1];
+    ``gamma = alpha_tilde * beta * h`` [1]. ``inv_denominators``, if given, is
+    :func:`distance_inverse_denominators` of the same arguments (computed once per frame).
     """
-    d = p[i] - p[j]
-    length = np.sqrt(np.einsum("ij,ij->i", d, d))
-    ok = length >= MIN_LENGTH
-    n = d / np.maximum(length, MIN_LENGTH)[:, None]
-    c = length - rest
-    wsum = wi + wj
-    numer = -c - alpha_tilde * lam
-    if gamma != 0.0:
-        vel = (p[i] - x_prev[i]) - (p[j] - x_prev[j])
-        numer -= gamma * np.einsum("ij,ij->i", n, vel)
-    denom = (1.0 + gamma) * wsum + alpha_tilde
-    dlam = np.where(ok & (denom > 0.0), numer / np.where(denom > 0.0, denom, 1.0), 0.0)
-    lam += dlam
-    n *= dlam[:, None]
-    p[i] += wi[:, None] * n
-    p[j] -= wj[:, None] * n
+    R = flat_positions(positions)
+    R_prev = flat_positions(prev_positions)
+    ws = work if work is not None else DistanceWorkspace.for_colors(colors)
+    inv = (inv_denominators if inv_denominators is not None
+           else distance_inverse_denominators(colors, alpha_tilde, gamma))
+    for c, inv_denom in zip(colors, inv):
+        m = c.count
+        buf, corr, d, length, safe = ws.views(m)
+        x = R.take(c.gather, mode="clip", out=buf).reshape(2, 3, m)
+        np.subtract(x[0], x[1], out=d)
+        np.einsum("ij,ij->j", d, d, out=length)
+        np.sqrt(length, out=length)
+        np.maximum(length, MIN_LENGTH, out=safe)
+        np.divide(d, safe, out=d)                        # n
+        lam_c = lam[c.span]
+        numer = np.subtract(c.rest, length, out=length)  # -C
+        if alpha_tilde != 0.0:
+            numer -= alpha_tilde * lam_c
+        if gamma != 0.0:
+            rel = x - R_prev.take(c.gather, mode="clip").reshape(2, 3, m)
+            numer -= gamma * np.einsum("ij,ij->j", d, rel[0] - rel[1])
+        dlam = np.multiply(numer, inv_denom, out=numer)
+        lam_c += dlam
+        np.multiply(d, dlam, out=d)                      # dlambda n
+        x += np.multiply(c.w, d, out=corr)
+        R[c.gather] = x.reshape(-1)

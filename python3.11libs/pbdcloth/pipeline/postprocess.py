@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..cloth.model import point_normals
+from ..cloth.mesh import vertex_normals as point_normals
 from ..cloth.topology import boundary_edges, edge_use
 
 F = NDArray[np.float64]

@@ -31,7 +31,7 @@ import numpy as np
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from ..atomic import atomic_write
 from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
-from ..cloth.model import point_normals
+from ..cloth.mesh import vertex_normals as point_normals
 from .postprocess import postprocess
 from .run import min_distance
 from .scenefile import SceneSpec
