@@ -103,14 +103,13 @@ def speed(n: int, device: str, frames: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         solver.step(DT)
         frame_ms.append((time.perf_counter() - t0) * 1000)
-    graph = backend._graph
     replay_ms = []
-    if graph is not None:
+    if backend.replay_mode == "graph":
         dev = wp.get_device(device)
         for _ in range(frames):
             wp.synchronize_device(dev)
             t0 = time.perf_counter()
-            wp.capture_launch(graph)
+            backend.replay()
             wp.synchronize_device(dev)
             replay_ms.append((time.perf_counter() - t0) * 1000 / substeps)
     per_substep = float(np.median(replay_ms)) if replay_ms else float("nan")

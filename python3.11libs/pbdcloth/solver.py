@@ -148,6 +148,11 @@ class ClothSolver:
     def backend_name(self) -> str:
         return self._backend.name
 
+    @property
+    def backend(self) -> Backend:
+        """The backend object that steps this solver (read-only; see :meth:`use_backend`)."""
+        return self._backend
+
     def use_backend(self, backend: Backend) -> None:
         """Step with a backend object built for this solver's model (e.g. the reference loop)."""
         self._backend = backend

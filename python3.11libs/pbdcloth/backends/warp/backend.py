@@ -6,8 +6,9 @@ substep); the kernels in :mod:`.kernels` are the per-constraint form of the same
 Each color of each family is one launch; nothing is reduced in parallel, so a run is
 deterministic on the CPU and on a GPU.
 
-A whole frame (``substeps`` x [predict, pins, ``iterations`` x (colors, tethers, colliders),
-update]) is recorded once and replayed each frame: as a Warp graph (a CUDA graph on GPUs, Warp's
+A whole frame (``substeps`` x [predict, ``iterations`` x (stretch, shear, bend, tethers,
+colliders, self-collision), update], :meth:`WarpBackend._issue_frame`) is recorded once and
+replayed each frame: as a Warp graph (a CUDA graph on GPUs, Warp's
 CPU graph replay on the CPU) or, where Warp cannot capture on that device, as a list of recorded
 launches (``wp.launch(record_cmd=True)``). What changes from frame to frame (positions and
 velocities, pin targets, collider poses) lives in device arrays that are refreshed before the
@@ -29,7 +30,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import warp as wp
@@ -48,7 +50,6 @@ from .lanes import LaneFamilies, build_lane_kernels, lane_families
 
 __all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
-F = NDArray[np.float64]
 
 
 def resolve_device(device: str | None) -> Any:
@@ -90,19 +91,27 @@ class _Colors:
         self.spans = [(int(a), int(b - a)) for a, b in itertools.pairwise(offsets) if b > a]
 
 
+class _DeviceDistance(NamedTuple):
+    """A distance family on the device (M constraints, colored order): ``pbd`` (M,)
+    ``DistancePbd`` records (i, j, rest [m], w_i/(w_i+w_j), w_j/(w_i+w_j)), ``xpbd`` (M,)
+    ``DistanceXpbd`` (i, j, rest [m], w_i, w_j [1/kg]), ``lam`` (M,) XPBD multipliers [N s^2],
+    ``colors``."""
+
+    pbd: Any
+    xpbd: Any
+    lam: Any
+    colors: _Colors
+
+
 class _DeviceModel:
     """The model's arrays on the device, in the kernels' scalar type (prepared once).
 
-    Attributes (N particles, M constraints of a family, B hinges, K tethers, P pins), all in the
-    model's colored order:
+    Attributes (N particles, B hinges, K tethers, P pins), all in the model's colored order:
         inv_mass: [1/kg], (N,); tri_start (N + 1,), tri_list, tris: the triangles around each
             particle in triangle order (for the wind's vertex normals).
-        stretch_pbd, shear_pbd: (M,) ``DistancePbd`` records (i, j, rest [m], w_i/(w_i+w_j),
-            w_j/(w_i+w_j)); stretch_xpbd, shear_xpbd: (M,) ``DistanceXpbd`` (i, j, rest [m],
-            w_i, w_j [1/kg]); stretch_lam, shear_lam: (M,) XPBD multipliers [N s^2].
+        stretch, shear: :class:`_DeviceDistance`.
         hinges: (B,) ``Hinge`` records (p1..p4, rest angle [rad], inverse masses [1/kg]);
-            bend_lam (B,) [N m s^2].
-        *_colors: (offset, count) of each color.
+            bend_lam (B,) [N m s^2]; bend_colors.
         tether_particle, tether_anchor (K,) int32; tether_rest [m]; tether_taut (K,) int32.
         pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
     """
@@ -126,12 +135,8 @@ class _DeviceModel:
         self.tri_list = i32(order // 3)
         self.tri_start = i32(np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=n))]))
         self.tris = arr(tris.astype(np.int32), wp.vec3i)
-        self.stretch_pbd, self.stretch_xpbd = self._family(model.stretch, k, np_scalar, device)
-        self.shear_pbd, self.shear_xpbd = self._family(model.shear, k, np_scalar, device)
-        self.stretch_lam = wp.zeros(model.stretch.count, dtype=s, device=device)
-        self.shear_lam = wp.zeros(model.shear.count, dtype=s, device=device)
-        self.stretch_colors = _Colors(model.stretch.offsets)
-        self.shear_colors = _Colors(model.shear.offsets)
+        self.stretch = self._family(model.stretch, k, device)
+        self.shear = self._family(model.shear, k, device)
         b = model.bend
         hinges: Any = np.zeros(b.count, dtype=k.Hinge.numpy_dtype())
         hinges["quad"] = b.quads
@@ -150,7 +155,7 @@ class _DeviceModel:
         self.pin_end = wp.zeros(model.pinned.size, dtype=v3, device=device)
 
     @staticmethod
-    def _family(fam: DistanceFamily, k: Any, np_scalar: Any, device: Any) -> tuple[Any, Any]:
+    def _family(fam: DistanceFamily, k: Any, device: Any) -> _DeviceDistance:
         """The family's constraint records for the PBD and the XPBD kernels."""
         pbd = np.zeros(fam.count, dtype=k.DistancePbd.numpy_dtype())
         xpbd = np.zeros(fam.count, dtype=k.DistanceXpbd.numpy_dtype())
@@ -158,8 +163,40 @@ class _DeviceModel:
             rec["i"], rec["j"], rec["rest"] = fam.i, fam.j, fam.rest
         pbd["wi_frac"], pbd["wj_frac"] = fam.wi_frac, fam.wj_frac
         xpbd["wi"], xpbd["wj"] = fam.wi, fam.wj
-        return (wp.array(pbd, dtype=k.DistancePbd, device=device),
-                wp.array(xpbd, dtype=k.DistanceXpbd, device=device))
+        return _DeviceDistance(wp.array(pbd, dtype=k.DistancePbd, device=device),
+                               wp.array(xpbd, dtype=k.DistanceXpbd, device=device),
+                               wp.zeros(fam.count, dtype=k.scalar, device=device),
+                               _Colors(fam.offsets))
+
+
+@dataclass(frozen=True)
+class _Substep:
+    """The constants of one recorded frame's substeps, in the kernels' scalar type where they
+    are kernel arguments.
+
+    settings; seconds: the substep h [s] (a float), h: the same as a kernel scalar;
+    decay = exp(-damping h); gravity, wind [m/s^2] (vec3); use_wind (0/1); xpbd; stiffness
+    (PBD, per iteration: k' = 1 - (1 - k)^(1/n)) and compliance: (alpha~ = alpha / h^2,
+    gamma = alpha~ beta h) (XPBD) by family ("stretch", "shear", "bend"); tethers, slack;
+    contact: the collider kernels' trailing arguments (thickness, mu_s, mu_k, h, contact
+    arrays); restitution, rest_speed [m/s] (approach speed below which nothing bounces).
+    """
+
+    settings: ClothSettings
+    seconds: float
+    h: Any
+    decay: Any
+    gravity: Any
+    wind: Any
+    use_wind: int
+    xpbd: bool
+    stiffness: dict[str, float]
+    compliance: dict[str, tuple[Any, Any]]
+    tethers: bool
+    slack: Any
+    contact: list[Any]
+    restitution: Any
+    rest_speed: Any
 
 
 class _Recorder:
@@ -192,8 +229,14 @@ class WarpBackend:
         use_lanes: on the CPU in float32, project distances and hinges eight at a time and
             predict and update all particles in one loop (:mod:`.lanes`, default); False
             runs the per-constraint and per-particle kernels that CUDA runs.
+        tuning: the self-collision method's constants.
 
-    The interface is :class:`~pbdcloth.backends.numpy_backend.NumpyBackend`'s ``step``.
+    Attributes:
+        k: the kernels of ``precision`` (:func:`.kernels.build_kernels`); m: the model's
+            device arrays; lanes: the lane groups of the CPU path, or None.
+        replay_mode: how the last recording is replayed: "graph" or "launches".
+
+    The interface is :class:`~pbdcloth.backends.base.Backend`'s ``step``.
     """
 
     name = "warp"
@@ -217,10 +260,10 @@ class WarpBackend:
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
         self._use_graph = use_graph
-        self._lanes: LaneFamilies | None = None
+        self.lanes: LaneFamilies | None = None
         self._lane_kernels: Any = None
         if use_lanes and not self.device.is_cuda and precision == "float32":
-            self._lanes = lane_families(model, dev)
+            self.lanes = lane_families(model, dev)
             self._lane_kernels = build_lane_kernels()
         self._graph: Any = None
         self._launches: list[Any] = []
@@ -230,85 +273,81 @@ class WarpBackend:
         """SDF blocks on the device by id of their grid (the grid is kept alive in the value)."""
         self._last_out: tuple[Any, Any] | None = None
         self.replay_mode = ""
-        """How the last recording is replayed: "graph" or "launches"."""
         self._selfcol: Any = None
         """The self-collision stage (:class:`.selfcollision.WarpSelfCollision`), built on
         first use."""
 
-    # ---------------------------------------------------------------------------------------
+    # --- one frame: upload, replay, download ----------------------------------------------------
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,
              dt: float) -> FrameStats:
         """One frame ``dt`` [s] of ``control.settings.substeps`` substeps: reads ``state_in``
-        (not modified) and the control, writes new position and velocity arrays to
-        ``state_out``."""
-        x, v, stats = self._frame(state_in.positions, state_in.velocities, control.settings, dt,
-                                  control.pin_start, control.pin_end, control.colliders)
-        state_out.positions, state_out.velocities = x, v
-        return stats
-
-    def _frame(
-        self,
-        x: F,
-        v: F,
-        settings: ClothSettings,
-        dt: float,
-        pin_start: F,
-        pin_end: F,
-        colliders: Sequence[Collider],
-    ) -> tuple[F, F, FrameStats]:
-        """Positions and velocities (N, 3) one frame ``dt`` after ``x`` and ``v`` (not modified)."""
+        (not modified) and the control, replays the recorded frame (recorded anew when the
+        settings, ``dt`` or the kind of colliders changed) and writes new position and velocity
+        arrays (N, 3) to ``state_out``."""
+        settings, colliders = control.settings, control.colliders
         ckey = collider_key(colliders)
         key = (settings, float(dt), ckey)
         if key != self._key:
             self._record(settings, float(dt), colliders, ckey)
             self._key = key
             self._last_out = None
-        m = self.m
-        # State: skip the upload when x, v are the (read-only) arrays this backend returned.
-        last = self._last_out
-        if last is None or x is not last[0] or v is not last[1] or x.flags.writeable:
-            self._x.assign(np.ascontiguousarray(x, dtype=m.np_scalar))
-            self._v.assign(np.ascontiguousarray(v, dtype=m.np_scalar))
-        if m.pins.shape[0]:
-            m.pin_start.assign(np.ascontiguousarray(pin_start, dtype=m.np_scalar))
-            m.pin_end.assign(np.ascontiguousarray(pin_end, dtype=m.np_scalar))
-        if self._colliders is not None:
-            self._colliders.update(colliders)
-
-        # --- self-collision: rerun the frame when its candidate buffers overflowed ---
+        self._upload(state_in, control, self._state_changed(state_in))
         selfcol = self._selfcol if settings.self_collision else None
         if selfcol is not None:
             selfcol.begin_frame()
-        self._replay()
+        self.replay()
         while selfcol is not None and selfcol.grow_if_needed():
+            # Self-collision's candidate buffers overflowed: record with the larger ones and
+            # run the frame again from state_in (the recording made the colliders anew).
             self._record(settings, float(dt), colliders, ckey)
-            self._x.assign(np.ascontiguousarray(x, dtype=m.np_scalar))
-            self._v.assign(np.ascontiguousarray(v, dtype=m.np_scalar))
-            if self._colliders is not None:  # recording made them anew: poses again
-                self._colliders.update(colliders)
-            self._replay()
+            self._upload(state_in, control, True)
+            self.replay()
+        state_out.positions = self._x.numpy().astype(np.float64)
+        state_out.velocities = self._v.numpy().astype(np.float64)
+        self._last_out = (state_out.positions, state_out.velocities)
+        return self._frame_stats(settings, colliders)
 
-        x_out = self._x.numpy().astype(np.float64)
-        v_out = self._v.numpy().astype(np.float64)
+    def _state_changed(self, state: ClothState) -> bool:
+        """False when ``state``'s arrays are the (read-only) ones this backend returned last,
+        so the device already holds them."""
+        last = self._last_out
+        x, v = state.positions, state.velocities
+        return last is None or x is not last[0] or v is not last[1] or x.flags.writeable
+
+    def _upload(self, state: ClothState, control: Control, positions: bool) -> None:
+        """The frame's inputs to the device: positions and velocities (where ``positions``),
+        pin targets and collider poses."""
+        m = self.m
+        if positions:
+            self._x.assign(np.ascontiguousarray(state.positions, dtype=m.np_scalar))
+            self._v.assign(np.ascontiguousarray(state.velocities, dtype=m.np_scalar))
+        if m.pins.shape[0]:
+            m.pin_start.assign(np.ascontiguousarray(control.pin_start, dtype=m.np_scalar))
+            m.pin_end.assign(np.ascontiguousarray(control.pin_end, dtype=m.np_scalar))
+        if self._colliders is not None:
+            self._colliders.update(control.colliders)
+
+    def _frame_stats(self, settings: ClothSettings, colliders: Sequence[Collider]) -> FrameStats:
+        """Contacts, taut tethers and self-collision counters of the frame just run."""
         stats = FrameStats(substeps=settings.substeps)
         if colliders:
             stats.contacts = int(np.count_nonzero(self._contact.numpy()))
         if settings.tethers and self.model.tethers.count:
-            stats.tethers_active = int(np.count_nonzero(m.tether_taut.numpy()))
-        if selfcol is not None:
-            stats.extra.update(selfcol.frame_extra(settings.substeps))
-        self._last_out = (x_out, v_out)
-        return x_out, v_out, stats
+            stats.tethers_active = int(np.count_nonzero(self.m.tether_taut.numpy()))
+        if settings.self_collision and self._selfcol is not None:
+            stats.extra.update(self._selfcol.frame_extra(settings.substeps))
+        return stats
 
-    def _replay(self) -> None:
-        """Run the recorded frame once."""
+    def replay(self) -> None:
+        """Run the last recorded frame once on the device state as it stands (no upload, no
+        download; :meth:`step` calls it; alone it times the device)."""
         if self._graph is not None:
             wp.capture_launch(self._graph)
         else:
             for launch in self._launches:
                 launch.launch()
 
-    # ---------------------------------------------------------------------------------------
+    # --- recording ------------------------------------------------------------------------------
     def _record(self, settings: ClothSettings, dt: float, colliders: Sequence[Collider],
                 ckey: tuple[tuple[int, int], ...]) -> None:
         """Record the launches of one frame: a graph where Warp can capture on this device,
@@ -344,116 +383,150 @@ class WarpBackend:
         self._launches = rec.launches
         self.replay_mode = "launches"
 
+    # --- the substep ----------------------------------------------------------------------------
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
-        """Issue every launch of one frame, in the numpy backend's order."""
-        k, m = self.k, self.m
-        s = k.scalar
-        n = self.model.particle_count
-        n_sub = settings.substeps
-        h = dt / n_sub
-        decay = math.exp(-settings.damping * h)
-        xpbd = settings.model == Model.XPBD
+        """Issue every launch of one frame, in the numpy backend's order: per substep predict;
+        ``iterations`` times project stretch, shear, bend, tethers, colliders, self-collision;
+        update."""
+        c = self._substep(settings, dt)
+        for step in range(settings.substeps):
+            self._predict(launch, c, step)
+            for iteration in range(settings.iterations):
+                fresh = int(iteration == 0)  # lane kernels: XPBD multipliers start at 0
+                self._project_distance(launch, c, "stretch", fresh)
+                self._project_distance(launch, c, "shear", fresh)
+                self._project_bend(launch, c, fresh)
+                self._project_tethers(launch, c)
+                self._project_colliders(launch, c, step)
+                self._project_self_collision(launch, c)
+            self._update(launch, c)
+
+    def _substep(self, settings: ClothSettings, dt: float) -> _Substep:
+        """The constants of the substeps of a frame ``dt`` [s] under ``settings``."""
+        k, s = self.k, self.k.scalar
+        h = dt / settings.substeps
         it = settings.iterations
-        k_stretch = pbd_stiffness(settings.stretch_stiffness, it)
-        k_shear = pbd_stiffness(settings.shear_stiffness, it)
-        k_bend = pbd_stiffness(settings.bend_stiffness, it)
-        rest_speed = 2.0 * float(np.linalg.norm(settings.gravity)) * h
-        use_wind = int(any(w != 0.0 for w in settings.wind))
-        gravity = k.vec3(*settings.gravity)
-        wind = k.vec3(*settings.wind)
-        x, p, v = self._x, self._p, self._v
-        pins = m.pins.shape[0]
-        tethers = settings.tethers and self.model.tethers.count > 0
-        colliders = self._colliders
-        collide = colliders is not None
-        selfcol = self._selfcol if settings.self_collision else None
-        contact = [s(settings.thickness), s(settings.mu_static), s(settings.friction), s(h),
-                   self._contact, self._contact_normal, self._surface_velocity]
 
         def alpha_gamma(compliance: float) -> tuple[Any, Any]:
             alpha = compliance / (h * h)
             return s(alpha), s(alpha * settings.constraint_damping * h)
 
-        for step in range(n_sub):
-            a1 = (step + 1) / n_sub
-            if self._lane_kernels is not None and not use_wind:
-                launch(self._lane_kernels.predict_loop, 1,
-                       [x, v, m.inv_mass, gravity, s(h), s(decay), p, self._v_pred,
-                        self._contact])
-            else:
-                launch(k.predict, n, [x, v, m.inv_mass, gravity, wind, use_wind, m.tri_start,
-                                      m.tri_list, m.tris, s(h), s(decay), p, self._v_pred,
-                                      self._contact])
-            launch(k.pin_targets, pins, [m.pins, m.pin_start, m.pin_end, s(a1), p])
-            if selfcol is not None:  # self-collision: velocity clamp, broad phase
-                selfcol.issue_predict(launch, settings, h, x, v, self._v_pred, p, m.inv_mass)
-            lanes, lk = self._lanes, self._lane_kernels
-            if xpbd and lanes is None:
-                for lam in (m.stretch_lam, m.shear_lam, m.bend_lam):
-                    launch(k.zero_scalars, lam.shape[0], [lam])
-            for iteration in range(it):
-                fresh = int(iteration == 0)  # lane kernels: multipliers start at 0
-                if xpbd:
-                    for cons, lam, colors, group, compliance in (
-                        (m.stretch_xpbd, m.stretch_lam, m.stretch_colors,
-                         lanes.stretch if lanes else None, settings.stretch_compliance),
-                        (m.shear_xpbd, m.shear_lam, m.shear_colors, lanes.shear if lanes else None,
-                         settings.shear_compliance),
-                    ):
-                        alpha, gamma = alpha_gamma(compliance)
-                        if group is not None:
-                            launch(lk.distance_xpbd_lanes, 1,
-                                   [p, x, group.idx, group.w, group.rest, group.lam, 0,
-                                    group.groups, fresh, alpha, gamma])
-                            continue
-                        for off, cnt in colors.spans:
-                            launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma])
-                    alpha, gamma = alpha_gamma(settings.bend_compliance)
-                    if lanes is not None:
-                        bend = lanes.bend
-                        launch(lk.bend_xpbd_lanes, 1,
-                               [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0, bend.groups,
-                                fresh, alpha, gamma])
-                    else:
-                        for off, cnt in m.bend_colors.spans:
-                            launch(k.bend_xpbd, cnt,
-                                   [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
-                else:
-                    for cons, colors, group, stiff in (
-                        (m.stretch_pbd, m.stretch_colors, lanes.stretch if lanes else None, k_stretch),
-                        (m.shear_pbd, m.shear_colors, lanes.shear if lanes else None, k_shear),
-                    ):
-                        if stiff == 0.0:
-                            continue
-                        if group is not None:
-                            launch(lk.distance_pbd_lanes, 1,
-                                   [p, x, group.idx, group.frac, group.rest, group.lam, 0,
-                                    group.groups, fresh, s(stiff)])
-                            continue
-                        for off, cnt in colors.spans:
-                            launch(k.distance_pbd, cnt, [p, cons, off, s(stiff)])
-                    if k_bend != 0.0 and lanes is not None:
-                        bend = lanes.bend
-                        launch(lk.bend_pbd_lanes, 1,
-                               [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0, bend.groups,
-                                fresh, s(k_bend)])
-                    elif k_bend != 0.0:
-                        for off, cnt in m.bend_colors.spans:
-                            launch(k.bend_pbd, cnt, [p, m.hinges, off, s(k_bend)])
-                if tethers:
-                    launch(k.tethers, self.model.tethers.count,
-                           [p, m.tether_particle, m.tether_anchor, m.tether_rest,
-                            s(settings.tether_slack), m.tether_taut])
-                if colliders is not None:
-                    for kernel, dim, inputs in colliders.launches(step, [p, x, m.inv_mass],
-                                                                  contact, n):
-                        launch(kernel, dim, inputs)
-                if selfcol is not None:  # self-collision: narrow phase, last in the iteration
-                    selfcol.issue_project(launch, settings, p, x, m.inv_mass)
-            update = [p, self._v_pred, s(h), int(collide), self._contact,
-                      self._contact_normal, self._surface_velocity, s(settings.restitution),
-                      s(rest_speed), x, v]
-            if self._lane_kernels is not None:
-                launch(self._lane_kernels.update_loop, 1, update)
-            else:
-                launch(k.update, n, update)
+        return _Substep(
+            settings=settings, seconds=h, h=s(h), decay=s(math.exp(-settings.damping * h)),
+            gravity=k.vec3(*settings.gravity), wind=k.vec3(*settings.wind),
+            use_wind=int(any(w != 0.0 for w in settings.wind)),
+            xpbd=settings.model == Model.XPBD,
+            stiffness={"stretch": pbd_stiffness(settings.stretch_stiffness, it),
+                       "shear": pbd_stiffness(settings.shear_stiffness, it),
+                       "bend": pbd_stiffness(settings.bend_stiffness, it)},
+            compliance={"stretch": alpha_gamma(settings.stretch_compliance),
+                        "shear": alpha_gamma(settings.shear_compliance),
+                        "bend": alpha_gamma(settings.bend_compliance)},
+            tethers=settings.tethers and self.model.tethers.count > 0,
+            slack=s(settings.tether_slack),
+            contact=[s(settings.thickness), s(settings.mu_static), s(settings.friction), s(h),
+                     self._contact, self._contact_normal, self._surface_velocity],
+            restitution=s(settings.restitution),
+            rest_speed=s(2.0 * float(np.linalg.norm(settings.gravity)) * h))
+
+    def _predict(self, launch: _Recorder, c: _Substep, step: int) -> None:
+        """v = decay v + h (g + wind load), p = x + h v; pins at their targets at the substep's
+        end; self-collision's velocity clamp and broad phase; XPBD multipliers to 0."""
+        k, m, lk = self.k, self.m, self._lane_kernels
+        x, v, p = self._x, self._v, self._p
+        if lk is not None and not c.use_wind:
+            launch(lk.predict_loop, 1, [x, v, m.inv_mass, c.gravity, c.h, c.decay, p,
+                                        self._v_pred, self._contact])
+        else:
+            launch(k.predict, self.model.particle_count,
+                   [x, v, m.inv_mass, c.gravity, c.wind, c.use_wind, m.tri_start, m.tri_list,
+                    m.tris, c.h, c.decay, p, self._v_pred, self._contact])
+        alpha = k.scalar((step + 1) / c.settings.substeps)
+        launch(k.pin_targets, m.pins.shape[0], [m.pins, m.pin_start, m.pin_end, alpha, p])
+        if c.settings.self_collision:
+            self._selfcol.issue_predict(launch, c.settings, c.seconds, x, v, self._v_pred, p,
+                                        m.inv_mass)
+        if c.xpbd and self.lanes is None:
+            for lam in (m.stretch.lam, m.shear.lam, m.bend_lam):
+                launch(k.zero_scalars, lam.shape[0], [lam])
+
+    def _project_distance(self, launch: _Recorder, c: _Substep, family: str,
+                          fresh: int) -> None:
+        """One pass over the colors of the ``family`` ("stretch" or "shear") distances."""
+        k, lk, p, x = self.k, self._lane_kernels, self._p, self._x
+        fam: _DeviceDistance = getattr(self.m, family)
+        group = getattr(self.lanes, family) if self.lanes is not None else None
+        if c.xpbd:
+            alpha, gamma = c.compliance[family]
+            if group is not None:
+                launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest,
+                                                   group.lam, 0, group.groups, fresh, alpha,
+                                                   gamma])
+                return
+            for off, cnt in fam.colors.spans:
+                launch(k.distance_xpbd, cnt, [p, x, fam.xpbd, fam.lam, off, alpha, gamma])
+            return
+        stiff = c.stiffness[family]
+        if stiff == 0.0:
+            return
+        if group is not None:
+            launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest,
+                                              group.lam, 0, group.groups, fresh,
+                                              k.scalar(stiff)])
+            return
+        for off, cnt in fam.colors.spans:
+            launch(k.distance_pbd, cnt, [p, fam.pbd, off, k.scalar(stiff)])
+
+    def _project_bend(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
+        """One pass over the colors of the hinges (PBD: skipped at stiffness 0)."""
+        k, lk, m, p, x = self.k, self._lane_kernels, self.m, self._p, self._x
+        bend = self.lanes.bend if self.lanes is not None else None
+        if c.xpbd:
+            alpha, gamma = c.compliance["bend"]
+            if bend is not None:
+                launch(lk.bend_xpbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0,
+                                               bend.groups, fresh, alpha, gamma])
+                return
+            for off, cnt in m.bend_colors.spans:
+                launch(k.bend_xpbd, cnt, [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
+            return
+        stiff = c.stiffness["bend"]
+        if stiff == 0.0:
+            return
+        if bend is not None:
+            launch(lk.bend_pbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0,
+                                          bend.groups, fresh, k.scalar(stiff)])
+            return
+        for off, cnt in m.bend_colors.spans:
+            launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
+
+    def _project_tethers(self, launch: _Recorder, c: _Substep) -> None:
+        """Every tether at once (each particle has at most one)."""
+        if c.tethers:
+            m = self.m
+            launch(self.k.tethers, self.model.tethers.count,
+                   [self._p, m.tether_particle, m.tether_anchor, m.tether_rest, c.slack,
+                    m.tether_taut])
+
+    def _project_colliders(self, launch: _Recorder, c: _Substep, step: int) -> None:
+        """The colliders in their order, at their poses of substep ``step``, with friction."""
+        if self._colliders is not None:
+            for kernel, dim, inputs in self._colliders.launches(
+                    step, [self._p, self._x, self.m.inv_mass], c.contact,
+                    self.model.particle_count):
+                launch(kernel, dim, inputs)
+
+    def _project_self_collision(self, launch: _Recorder, c: _Substep) -> None:
+        """Self-collision's narrow phase, last in the iteration."""
+        if c.settings.self_collision:
+            self._selfcol.issue_project(launch, c.settings, self._p, self._x, self.m.inv_mass)
+
+    def _update(self, launch: _Recorder, c: _Substep) -> None:
+        """v = (p - x) / h with restitution on contacts; x = p."""
+        update = [self._p, self._v_pred, c.h, int(self._colliders is not None), self._contact,
+                  self._contact_normal, self._surface_velocity, c.restitution, c.rest_speed,
+                  self._x, self._v]
+        if self._lane_kernels is not None:
+            launch(self._lane_kernels.update_loop, 1, update)
+        else:
+            launch(self.k.update, self.model.particle_count, update)

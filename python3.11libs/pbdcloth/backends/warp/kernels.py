@@ -2,22 +2,28 @@
 
 Every function here is the per-constraint (or per-particle) form of the numpy backend's batched
 arithmetic: the same formulas, mostly in the same order of operations, so that the two agree to
-rounding (``tests/test_warp.py`` checks the float64 kernels against numpy to 1e-12):
+rounding. Each projection's docstring names the numpy function it mirrors ("Mirrors ..."), and
+``tests/test_parity.py`` holds each pair together (float64: 1e-12):
 
 * distances: :mod:`pbdcloth.constraints.distance` (Müller et al. 2006, eq. 10-11; XPBD after
   Macklin, Müller and Chentanez 2016, eq. 18 and 26);
 * bending: :mod:`pbdcloth.constraints.bend` (signed dihedral angle by the half-angle atan2, the
   closed-form gradient of Bridson, Marino and Fedkiw 2003);
+* tethers: :mod:`pbdcloth.constraints.tether` (Kim, Chentanez and Müller 2012);
 * contacts: :mod:`pbdcloth.colliders.response` (push-out to the thickness shell, Coulomb friction
   in position form after Macklin et al. 2014, restitution after Müller et al. 2020, eq. 34), the
   analytic shapes of :mod:`pbdcloth.colliders.shapes` and the dense signed distance block of
   :mod:`pbdcloth.colliders.sdf_grid` (trilinear distance and gradient, rigid pose per substep);
 * predict and update: :mod:`pbdcloth.backends.numpy_backend` (damping of the carried velocity,
-  gravity and the wind load along area-weighted vertex normals, pins interpolated linearly).
+  gravity and the wind load along the area-weighted vertex normals of
+  :func:`pbdcloth.cloth.mesh.vertex_normals`, pins interpolated linearly).
 
 Kernels are built by :func:`build_kernels` for one scalar type (``float32`` for speed, ``float64``
-to check the math against numpy to ~1e-12): both sets share this one source. Each set lives in
-its own Warp module, compiled once per device and kept in Warp's kernel cache.
+to check the math against numpy to ~1e-12): both sets share this one source. Each family has
+its own small builder (``_angle_funcs``, ``_particle_kernels``, ``_distance_kernels``, ...) that
+takes the precision's :class:`KernelTypes`; Warp reads the builder's local types and constants
+when it compiles. Each set lives in its own Warp module, compiled once per device and kept in
+Warp's kernel cache.
 
 A colored family is projected one color per launch: the launch covers the constraints
 ``offset .. offset + dim - 1`` of the colored arrays, which share no particle, so the threads never
@@ -27,10 +33,10 @@ write the same particle and the result does not depend on the order in which the
 # mypy: ignore-errors
 # (kernel bodies and annotations are Warp's typed language, checked by Warp's code generator)
 # No ``from __future__ import annotations``: Warp reads the kernels' annotations as objects
-# (the closure's scalar and vector types).
+# (the builders' scalar and vector types).
 import functools
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import warp as wp
 
@@ -47,41 +53,122 @@ SHAPE_SDF = 3
 
 PRECISIONS = ("float32", "float64")
 
+PI = 3.141592653589793
+TWO_PI = 6.283185307179586
+
+
+class KernelTypes(NamedTuple):
+    """The Warp types of one precision and the module its kernels live in."""
+
+    scalar: Any
+    vec3: Any
+    vec4: Any
+    mat33: Any
+    module: str
+
+
+def kernel_types(precision: str) -> KernelTypes:
+    """The scalar, vector and matrix types of ``precision`` ("float32" or "float64")."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    scalar: Any = wp.float32 if precision == "float32" else wp.float64
+    return KernelTypes(scalar, wp.types.vector(3, scalar), wp.types.vector(4, scalar),
+                       wp.types.matrix((3, 3), scalar), f"pbdcloth_warp_{precision}")
+
 
 @functools.cache
 def build_kernels(precision: str = "float32") -> SimpleNamespace:
     """The substep kernels for scalars of ``precision`` ("float32" or "float64").
 
-    Returns a namespace with the kernels and the ``scalar``/``vec3``/``vec4`` types they use.
-    Built once per precision (cached); Warp compiles each set once per device on first launch.
+    Returns a namespace with the kernels, the records, the ``wp.func``s they share and the
+    ``scalar``/``vec3``/``vec4``/``mat33`` types they use. Built once per precision (cached);
+    Warp compiles each set once per device on first launch.
     """
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    scalar: Any = wp.float32 if precision == "float32" else wp.float64
-    vec3: Any = wp.types.vector(3, scalar)
-    vec4: Any = wp.types.vector(4, scalar)
-    mat33: Any = wp.types.matrix((3, 3), scalar)
-    module = f"pbdcloth_warp_{precision}"
-    wp.set_module_options({"enable_backward": False}, module=module)
+    t = kernel_types(precision)
+    wp.set_module_options({"enable_backward": False}, module=t.module)
+    records = _records(t)
+    angle = _angle_funcs(t)
+    contact = _contact_funcs(t)
+    particle = _particle_funcs(t)
+    return SimpleNamespace(
+        **t._asdict(), **vars(records), **vars(angle), **vars(contact), **vars(particle),
+        **vars(_particle_kernels(t, particle)),
+        **vars(_distance_kernels(t, records)),
+        **vars(_bend_kernels(t, records, angle)),
+        **vars(_tether_kernels(t)),
+        **vars(_sdf_kernels(t, records, contact)),
+        **vars(_shape_kernels(t, contact)),
+    )
 
-    zero = scalar(0.0)
-    one = scalar(1.0)
-    min_length = scalar(MIN_LENGTH)
-    min_gradient = scalar(MIN_GRADIENT)
+
+# --- constraint records: one load per constraint instead of one per field -----------------------
+def _records(t: KernelTypes) -> SimpleNamespace:
+    """The constraint and pose records (``wp.struct``) in ``t``'s scalar type."""
+    scalar, vec3, vec4, mat33, module = t
+
+    class DistancePbd:
+        """A distance constraint for PBD: particles, rest length [m], w_i/(w_i+w_j), w_j/(w_i+w_j)."""
+
+        i: wp.int32
+        j: wp.int32
+        rest: scalar
+        wi_frac: scalar
+        wj_frac: scalar
+
+    class DistanceXpbd:
+        """A distance constraint for XPBD: particles, rest length [m], inverse masses [1/kg]."""
+
+        i: wp.int32
+        j: wp.int32
+        rest: scalar
+        wi: scalar
+        wj: scalar
+
+    class Hinge:
+        """A bend constraint: (p1, p2, p3, p4), rest angle [rad], inverse masses [1/kg]."""
+
+        quad: wp.vec4i
+        rest: scalar
+        w: vec4
+
+    class SdfPose:
+        """A rigid pose of an SDF collider at one instant: world -> padded-voxel coordinates
+        u = a x + b, the local -> world rotation ``rot`` and translation ``trans`` [m], and
+        whether the collider moves during this frame (else its surface has no displacement)."""
+
+        a: mat33
+        b: vec3
+        rot: mat33
+        trans: vec3
+        moving: wp.int32
+
+    # (wp.struct takes the class positionally when it is given a module)
+    return SimpleNamespace(DistancePbd=wp.struct(DistancePbd, module=module),
+                           DistanceXpbd=wp.struct(DistanceXpbd, module=module),
+                           Hinge=wp.struct(Hinge, module=module),
+                           SdfPose=wp.struct(SdfPose, module=module))
+
+
+# --- constraint math ------------------------------------------------------------------------------
+def _angle_funcs(t: KernelTypes) -> SimpleNamespace:
+    """The dihedral angle, its gradient and the wrap of C: ``hinge_angle``, ``wrap_angle``,
+    ``weighted_gradient_norm``."""
+    scalar, vec3, vec4, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
     degenerate_sq = scalar(DEGENERATE_NORMAL_SQ)
-    pi = scalar(3.141592653589793)
-    two_pi = scalar(6.283185307179586)
+    pi, two_pi = scalar(PI), scalar(TWO_PI)
 
-    # --- constraint math ------------------------------------------------------------------------
     @wp.func(module=module)
     def hinge_angle(x1: vec3, x2: vec3, x3: vec3, x4: vec3):
-        """theta, dtheta/dx1..4 and validity of one hinge (constraints/bend.py, same formulas).
+        """theta, dtheta/dx1..4 and validity of one hinge.
 
         e = x2 - x1, a = x3 - x1, b = x4 - x1, n1 = e x a, n2 = b x e;
         sin(theta) |n1||n2| = -(n1 . b)|e|, cos(theta) |n1||n2| = n1 . n2,
         theta = 2 atan(s / (sqrt(s^2 + c^2) + c));
         dtheta/dx3 = -|e| n1/|n1|^2, dtheta/dx4 = -|e| n2/|n2|^2,
         dtheta/dx2 = (a.e/|e|) n1/|n1|^2 + (b.e/|e|) n2/|n2|^2, dtheta/dx1 = -(the others).
+
+        Mirrors pbdcloth.constraints.bend.dihedral_angle_and_gradient.
         """
         e = x2 - x1
         a = x3 - x1
@@ -118,7 +205,10 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
 
     @wp.func(module=module)
     def wrap_angle(c: scalar) -> scalar:
-        """C wrapped to (-pi, pi] where it left that range (constraints/bend.py)."""
+        """C wrapped to (-pi, pi] where it left that range.
+
+        Mirrors pbdcloth.constraints.bend.wrap_angle.
+        """
         if c > pi or c < -pi:
             r = wp.mod(pi - c, two_pi)  # C fmod; numpy's mod is floored: move into [0, 2 pi)
             if r < zero:
@@ -126,7 +216,69 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
             return pi - r
         return c
 
-    # --- predict, pins, update ------------------------------------------------------------------
+    @wp.func(module=module)
+    def weighted_gradient_norm(wc: vec4, g1: vec3, g2: vec3, g3: vec3, g4: vec3) -> scalar:
+        """sum_k w_k |dtheta/dx_k|^2."""
+        return (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
+            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
+
+    return SimpleNamespace(hinge_angle=hinge_angle, wrap_angle=wrap_angle,
+                           weighted_gradient_norm=weighted_gradient_norm)
+
+
+# --- predict, pins, update ------------------------------------------------------------------------
+def _particle_funcs(t: KernelTypes) -> SimpleNamespace:
+    """Per-particle math: ``vertex_normal`` (for the wind), ``restitution_velocity``."""
+    scalar, vec3, _, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
+
+    @wp.func(module=module)
+    def vertex_normal(x: wp.array(dtype=vec3), tri_start: wp.array(dtype=wp.int32),
+                      tri_list: wp.array(dtype=wp.int32), tris: wp.array(dtype=wp.vec3i),
+                      i: int) -> vec3:
+        """Area-weighted unit normal of particle i: the incident triangles' cross products
+        summed in triangle order, normalised (0 where they cancel).
+
+        Mirrors pbdcloth.cloth.mesh.vertex_normals.
+        """
+        nsum = vec3(zero, zero, zero)
+        for k in range(tri_start[i], tri_start[i + 1]):
+            t = tris[tri_list[k]]
+            xa = x[t[0]]
+            nsum = nsum + wp.cross(x[t[1]] - xa, x[t[2]] - xa)
+        length = wp.length(nsum)
+        if length > zero:
+            nsum = nsum / length
+        return nsum
+
+    @wp.func(module=module)
+    def restitution_velocity(vel: vec3, v_before: vec3, n: vec3, vs: vec3, restitution: scalar,
+                             rest_speed: scalar) -> vec3:
+        """The velocity of a contacting particle after restitution: its normal part relative
+        to the surface becomes -e v~_n (approaching at more than ``rest_speed``: e =
+        ``restitution``, else 0) or stays (separating).
+
+        Mirrors pbdcloth.colliders.response.apply_restitution.
+        """
+        vn_before = wp.dot(v_before - vs, n)
+        vn_now = wp.dot(vel - vs, n)
+        e = zero
+        if -vn_before > rest_speed:
+            e = restitution
+        target = vn_now
+        if vn_before < zero:
+            target = -e * vn_before
+        return vel + n * (target - vn_now)
+
+    return SimpleNamespace(vertex_normal=vertex_normal, restitution_velocity=restitution_velocity)
+
+
+def _particle_kernels(t: KernelTypes, funcs: SimpleNamespace) -> SimpleNamespace:
+    """Per-particle kernels: ``predict``, ``pin_targets``, ``update``, ``zero_scalars``."""
+    scalar, vec3, _, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
+    vertex_normal, restitution_velocity = funcs.vertex_normal, funcs.restitution_velocity
+
     @wp.kernel(module=module)
     def predict(
         x: wp.array(dtype=vec3),
@@ -147,21 +299,14 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         """v = decay v, then v += h (g + (wind . n) n) on free particles; p = x + h v; no contact.
 
         n is the area-weighted vertex normal (sum of the incident triangles' cross products in
-        triangle order, then normalised), as numpy_backend._vertex_normals_t.
+        triangle order, then normalised): ``vertex_normal``.
         """
         i = wp.tid()
         vi = v[i] * decay
         if inv_mass[i] > zero:
             acc = gravity
             if use_wind != 0:
-                nsum = vec3(zero, zero, zero)
-                for k in range(tri_start[i], tri_start[i + 1]):
-                    t = tris[tri_list[k]]
-                    xa = x[t[0]]
-                    nsum = nsum + wp.cross(x[t[1]] - xa, x[t[2]] - xa)
-                length = wp.length(nsum)
-                if length > zero:
-                    nsum = nsum / length
+                nsum = vertex_normal(x, tri_start, tri_list, tris, i)
                 acc = gravity + nsum * wp.dot(wind, nsum)
             vi = vi + acc * h
         v[i] = vi
@@ -198,22 +343,13 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         x: wp.array(dtype=vec3),
         v: wp.array(dtype=vec3),
     ):
-        """v = (p - x) / h, restitution on contacts (colliders/response.py), x = p."""
+        """v = (p - x) / h, restitution on contacts (``restitution_velocity``), x = p."""
         i = wp.tid()
         pi_ = p[i]
         vel = (pi_ - x[i]) / h
         if use_restitution != 0 and contact[i] != 0:
-            n = contact_normal[i]
-            vs = surface_velocity[i]
-            vn_before = wp.dot(v_pred[i] - vs, n)
-            vn_now = wp.dot(vel - vs, n)
-            e = zero
-            if -vn_before > rest_speed:
-                e = restitution
-            target = vn_now
-            if vn_before < zero:
-                target = -e * vn_before
-            vel = vel + n * (target - vn_now)
+            vel = restitution_velocity(vel, v_pred[i], contact_normal[i], surface_velocity[i],
+                                       restitution, rest_speed)
         v[i] = vel
         x[i] = pi_
 
@@ -221,38 +357,18 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
     def zero_scalars(a: wp.array(dtype=scalar)):
         a[wp.tid()] = zero
 
-    # --- constraint records: one load per constraint instead of one per field ------------------
-    class DistancePbd:
-        """A distance constraint for PBD: particles, rest length [m], w_i/(w_i+w_j), w_j/(w_i+w_j)."""
+    return SimpleNamespace(predict=predict, pin_targets=pin_targets, update=update,
+                           zero_scalars=zero_scalars)
 
-        i: wp.int32
-        j: wp.int32
-        rest: scalar
-        wi_frac: scalar
-        wj_frac: scalar
 
-    class DistanceXpbd:
-        """A distance constraint for XPBD: particles, rest length [m], inverse masses [1/kg]."""
+# --- distance constraints -------------------------------------------------------------------------
+def _distance_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespace:
+    """``distance_pbd`` and ``distance_xpbd``: one color of a distance family per launch."""
+    scalar, vec3, _, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
+    min_length = scalar(MIN_LENGTH)
+    DistancePbd, DistanceXpbd = records.DistancePbd, records.DistanceXpbd
 
-        i: wp.int32
-        j: wp.int32
-        rest: scalar
-        wi: scalar
-        wj: scalar
-
-    class Hinge:
-        """A bend constraint: (p1, p2, p3, p4), rest angle [rad], inverse masses [1/kg]."""
-
-        quad: wp.vec4i
-        rest: scalar
-        w: vec4
-
-    # (wp.struct takes the class positionally when it is given a module)
-    DistancePbd = wp.struct(DistancePbd, module=module)
-    DistanceXpbd = wp.struct(DistanceXpbd, module=module)
-    Hinge = wp.struct(Hinge, module=module)
-
-    # --- distance constraints -------------------------------------------------------------------
     @wp.kernel(module=module)
     def distance_pbd(
         p: wp.array(dtype=vec3),
@@ -260,7 +376,10 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         offset: int,
         k: scalar,
     ):
-        """PBD: s = k' (|d| - d0) / |d|, x_i -= w_i/(w_i+w_j) s d, x_j += w_j/(w_i+w_j) s d."""
+        """PBD: s = k' (|d| - d0) / |d|, x_i -= w_i/(w_i+w_j) s d, x_j += w_j/(w_i+w_j) s d.
+
+        Mirrors pbdcloth.constraints.distance.project_distance_pbd.
+        """
         con = cons[offset + wp.tid()]
         xi = p[con.i]
         xj = p[con.j]
@@ -282,7 +401,10 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         gamma: scalar,
     ):
         """XPBD: dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1+gamma)(w_i+w_j) + alpha~),
-        x_i += w_i dlambda n, x_j -= w_j dlambda n."""
+        x_i += w_i dlambda n, x_j -= w_j dlambda n.
+
+        Mirrors pbdcloth.constraints.distance.project_distance_xpbd.
+        """
         c = offset + wp.tid()
         con = cons[c]
         i = con.i
@@ -305,12 +427,18 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         p[i] = xi + n * con.wi
         p[j] = xj - n * con.wj
 
-    # --- bending --------------------------------------------------------------------------------
-    @wp.func(module=module)
-    def weighted_gradient_norm(wc: vec4, g1: vec3, g2: vec3, g3: vec3, g4: vec3) -> scalar:
-        """sum_k w_k |dtheta/dx_k|^2."""
-        return (wc[0] * wp.dot(g1, g1) + wc[1] * wp.dot(g2, g2)) + \
-            (wc[2] * wp.dot(g3, g3) + wc[3] * wp.dot(g4, g4))
+    return SimpleNamespace(distance_pbd=distance_pbd, distance_xpbd=distance_xpbd)
+
+
+# --- bending --------------------------------------------------------------------------------------
+def _bend_kernels(t: KernelTypes, records: SimpleNamespace, angle: SimpleNamespace
+                  ) -> SimpleNamespace:
+    """``bend_pbd`` and ``bend_xpbd``: one color of hinges per launch."""
+    scalar, vec3, _, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
+    Hinge = records.Hinge
+    hinge_angle, wrap_angle = angle.hinge_angle, angle.wrap_angle
+    weighted_gradient_norm = angle.weighted_gradient_norm
 
     @wp.kernel(module=module)
     def bend_pbd(
@@ -319,7 +447,10 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         offset: int,
         k: scalar,
     ):
-        """PBD: dx_k = -k' w_k C / (sum_l w_l |grad_l|^2) grad_k (Müller 2006, eq. 8)."""
+        """PBD: dx_k = -k' w_k C / (sum_l w_l |grad_l|^2) grad_k (Müller 2006, eq. 8).
+
+        Mirrors pbdcloth.constraints.bend.project_bend_pbd.
+        """
         hinge = hinges[offset + wp.tid()]
         q = hinge.quad
         x1 = p[q[0]]
@@ -349,7 +480,11 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         alpha: scalar,
         gamma: scalar,
     ):
-        """XPBD bend: dlambda = (-C - alpha~ lambda - gamma grad.dx) / ((1+gamma) sum w|grad|^2 + alpha~)."""
+        """XPBD bend: dlambda = (-C - alpha~ lambda - gamma grad.dx) / ((1+gamma) sum w|grad|^2 + alpha~),
+        dx_k = w_k dlambda grad_k.
+
+        Mirrors pbdcloth.constraints.bend.project_bend_xpbd.
+        """
         c = offset + wp.tid()
         hinge = hinges[c]
         q = hinge.quad
@@ -377,7 +512,15 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         p[q[2]] = x3 + (g3 * wc[2]) * dlam
         p[q[3]] = x4 + (g4 * wc[3]) * dlam
 
-    # --- tethers --------------------------------------------------------------------------------
+    return SimpleNamespace(bend_pbd=bend_pbd, bend_xpbd=bend_xpbd)
+
+
+# --- tethers --------------------------------------------------------------------------------------
+def _tether_kernels(t: KernelTypes) -> SimpleNamespace:
+    """``tethers``: every tether in one launch (each particle has at most one tether)."""
+    scalar, vec3, _, _, module = t
+    zero = scalar(0.0)
+
     @wp.kernel(module=module)
     def tethers(
         p: wp.array(dtype=vec3),
@@ -387,7 +530,11 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         slack: scalar,
         taut: wp.array(dtype=wp.int32),
     ):
-        """|x_i - x_anchor| <= slack * rest: move x_i onto the sphere when outside (Kim 2012)."""
+        """|x_i - x_anchor| <= slack * rest: move x_i onto the sphere when outside (Kim 2012);
+        ``taut`` marks the tethers that moved their particle.
+
+        Mirrors pbdcloth.constraints.tether.project_tethers.
+        """
         t = wp.tid()
         i = particle[t]
         xi = p[i]
@@ -400,7 +547,16 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         else:
             taut[t] = 0
 
-    # --- analytic colliders ---------------------------------------------------------------------
+    return SimpleNamespace(tethers=tethers)
+
+
+# --- contacts -------------------------------------------------------------------------------------
+def _contact_funcs(t: KernelTypes) -> SimpleNamespace:
+    """The analytic shapes' distance and surface motion, and Coulomb friction:
+    ``shape_query``, ``shape_displacement``, ``contact_friction``."""
+    scalar, vec3, _, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
+
     @wp.func(module=module)
     def unit_or_up(d: vec3, length: scalar) -> vec3:
         if length > zero:
@@ -441,7 +597,9 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.func(module=module)
     def contact_friction(q: vec3, x_prev: vec3, surface: vec3, n: vec3, depth: scalar,
                          mu_s: scalar, mu_k: scalar) -> vec3:
-        """Coulomb friction in position form (Macklin 2014, eq. 23-24; colliders/response.py)."""
+        """Coulomb friction in position form (Macklin 2014, eq. 23-24): the slip relative to
+        the surface, tangential part, is removed (static, |slip| < mu_s depth) or shortened
+        by mu_k depth (kinetic), as in pbdcloth.colliders.response.project_contacts."""
         slip = (q - x_prev) - surface
         slip = slip - n * wp.dot(slip, n)
         slip_len = wp.length(slip)
@@ -452,23 +610,18 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
             scale = wp.min(mu_k * depth / slip_len, one)
         return q - slip * scale
 
-    # --- signed distance fields -----------------------------------------------------------------
-    class SdfPose:
-        """A rigid pose of an SDF collider at one instant: world -> padded-voxel coordinates
-        u = a x + b, the local -> world rotation ``rot`` and translation ``trans`` [m], and
-        whether the collider moves during this frame (else its surface has no displacement)."""
+    return SimpleNamespace(shape_query=shape_query, shape_displacement=shape_displacement,
+                           contact_friction=contact_friction)
 
-        a: mat33
-        b: vec3
-        rot: mat33
-        trans: vec3
-        moving: wp.int32
 
-    SdfPose = wp.struct(SdfPose, module=module)
-
-    @wp.func(module=module)
-    def lerp32(a: wp.float32, b: wp.float32, f: wp.float32) -> wp.float32:
-        return a + f * (b - a)
+def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamespace
+                 ) -> SimpleNamespace:
+    """``collide_sdf``: one signed distance field collider per launch (``sdf_sample``)."""
+    scalar, vec3, _, _, module = t
+    zero, one = scalar(0.0), scalar(1.0)
+    min_gradient = scalar(MIN_GRADIENT)
+    SdfPose = records.SdfPose
+    contact_friction = contact.contact_friction
 
     @wp.func(module=module)
     def lerp4(a: wp.vec4f, b: wp.vec4f, f: wp.float32) -> wp.vec4f:
@@ -516,11 +669,13 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         contact_normal: wp.array(dtype=vec3),
         surface_velocity: wp.array(dtype=vec3),
     ):
-        """Push a free particle out of one SDF collider (SdfCollider.near + project_contacts).
+        """Push a free particle out of one SDF collider to the thickness shell, with friction.
 
         ``poses[step]`` and ``poses[step + 1]`` are the collider's poses at the start and end of
         the substep. Where the interpolated gradient is shorter than MIN_GRADIENT the field
         knows no direction (outside or deeper than the band) and the particle is left alone.
+
+        Mirrors pbdcloth.colliders.response.project_contacts (with SdfCollider.near).
         """
         i = wp.tid()
         if inv_mass[i] <= zero:
@@ -548,6 +703,16 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         contact_normal[i] = n
         surface_velocity[i] = surface / h
 
+    return SimpleNamespace(collide_sdf=collide_sdf, sdf_sample=sdf_sample)
+
+
+def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
+    """``collide_shapes``: a run of consecutive analytic colliders per launch."""
+    scalar, vec3, _, _, module = t
+    zero = scalar(0.0)
+    shape_query, shape_displacement = contact.shape_query, contact.shape_displacement
+    contact_friction = contact.contact_friction
+
     @wp.kernel(module=module)
     def collide_shapes(
         p: wp.array(dtype=vec3),
@@ -571,6 +736,8 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
 
         ``pose[step, 2 c]`` and ``pose[step, 2 c + 1]`` are shape c's pose at the start of the
         substep, ``pose[step + 1, ...]`` at its end. The last contact wins the contact record.
+
+        Mirrors pbdcloth.colliders.response.project_contacts (one call per shape, in order).
         """
         i = wp.tid()
         if inv_mass[i] <= zero:
@@ -596,12 +763,4 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         if touched != 0:
             p[i] = xi
 
-    return SimpleNamespace(
-        scalar=scalar, vec3=vec3, vec4=vec4, module=module,
-        DistancePbd=DistancePbd, DistanceXpbd=DistanceXpbd, Hinge=Hinge, SdfPose=SdfPose,
-        mat33=mat33, collide_sdf=collide_sdf,
-        predict=predict, pin_targets=pin_targets, update=update, zero_scalars=zero_scalars,
-        distance_pbd=distance_pbd, distance_xpbd=distance_xpbd,
-        bend_pbd=bend_pbd, bend_xpbd=bend_xpbd, tethers=tethers, collide_shapes=collide_shapes,
-        hinge_angle=hinge_angle,
-    )
+    return SimpleNamespace(collide_shapes=collide_shapes)

@@ -27,7 +27,7 @@ Same formulas as the per-constraint kernels:
 XPBD multipliers: the first iteration of a substep reads them as 0 (``fresh``) instead of a
 separate launch that zeroes them. Predict (without wind) and the velocity update run as one
 loop over all particles in one thread (``predict_loop``, ``update_loop``; the same arithmetic as
-warp_kernels' ``predict`` and ``update``), which saves Warp's per-thread overhead: ~2 ns instead
+:mod:`.kernels`' ``predict`` and ``update``), which saves Warp's per-thread overhead: ~2 ns instead
 of ~5 ns per particle.
 
 A group never straddles two colors (each color is padded to a multiple of 8 lanes, see
@@ -244,7 +244,7 @@ _BEND = r"""
 
 
 # Predict and update as one loop over all particles (no per-thread overhead), the same
-# arithmetic as warp_kernels' ``predict`` (without wind) and ``update``.
+# arithmetic as :mod:`.kernels`' ``predict`` (without wind) and ``update``.
 _PREDICT = r"""
 const float* X = (const float*)x.data;
 float* V = (float*)v.data;
@@ -301,19 +301,9 @@ def _snippet(body: str, corners: int, xpbd: bool) -> str:
             .replace("__MIN_LENGTH__", f"{MIN_LENGTH!r}f"))
 
 
-@functools.cache
-def build_lane_kernels() -> SimpleNamespace:
-    """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
-    ``distance_xpbd_lanes``, ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
-
-    Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam) of a
-    :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
-    other (colors are contiguous runs of groups, so one launch can cover a whole family in color
-    order), ``fresh`` (1: read the multipliers as 0, the first iteration of a substep) and the
-    stiffness k (PBD) or alpha~, gamma (XPBD). Also ``predict_loop`` and ``update_loop`` (dim 1,
-    the arguments of warp_kernels' ``predict`` without the wind's, and of ``update``).
-    """
-    wp.set_module_options({"enable_backward": False}, module=_MODULE)
+def _group_funcs() -> SimpleNamespace:
+    """The native lane-group functions ``distance_pbd_groups``, ``distance_xpbd_groups``,
+    ``bend_pbd_groups``, ``bend_xpbd_groups`` (one C++ snippet each, see :func:`_snippet`)."""
     vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
     funcs = {}
     for name, body, corners in (("distance", _DISTANCE, 2), ("bend", _BEND, 4)):
@@ -325,46 +315,16 @@ def build_lane_kernels() -> SimpleNamespace:
                 ...
 
             # Warp names a function by its qualified name: one name per snippet.
-            groups.__name__ = groups.__qualname__ = f"{name}_{'xpbd' if xpbd else 'pbd'}_groups"
-            funcs[name, xpbd] = wp.func_native(_snippet(body, corners, xpbd))(groups)
+            key = f"{name}_{'xpbd' if xpbd else 'pbd'}_groups"
+            groups.__name__ = groups.__qualname__ = key
+            funcs[key] = wp.func_native(_snippet(body, corners, xpbd))(groups)
+    return SimpleNamespace(**funcs)
 
-    distance_pbd_groups = funcs["distance", False]
-    distance_xpbd_groups = funcs["distance", True]
-    bend_pbd_groups = funcs["bend", False]
-    bend_xpbd_groups = funcs["bend", True]
 
-    @wp.kernel(module=_MODULE)
-    def distance_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                           idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                           rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                           last: int, fresh: int, k: float):
-        """PBD distances of lane groups first .. last - 1."""
-        distance_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
-
-    @wp.kernel(module=_MODULE)
-    def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                            idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                            rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                            last: int, fresh: int, alpha: float, gamma: float):
-        """XPBD distances of lane groups first .. last - 1."""
-        distance_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha,
-                             gamma)
-
-    @wp.kernel(module=_MODULE)
-    def bend_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                       idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                       last: int, fresh: int, k: float):
-        """PBD bend of lane groups first .. last - 1."""
-        bend_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
-
-    @wp.kernel(module=_MODULE)
-    def bend_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
-                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                        last: int, fresh: int, alpha: float, gamma: float):
-        """XPBD bend of lane groups first .. last - 1."""
-        bend_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha, gamma)
+def _particle_loops() -> SimpleNamespace:
+    """The native one-thread loops ``predict_all`` and ``update_all`` (:data:`_PREDICT`,
+    :data:`_UPDATE`)."""
+    vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
 
     @wp.func_native(_PREDICT)
     def predict_all(x: wp.array(dtype=vec3), v: wp.array(dtype=vec3),
@@ -381,12 +341,80 @@ def build_lane_kernels() -> SimpleNamespace:
                    v: wp.array(dtype=vec3), n: int):
         ...
 
+    return SimpleNamespace(predict_all=predict_all, update_all=update_all)
+
+
+@functools.cache
+def build_lane_kernels() -> SimpleNamespace:
+    """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
+    ``distance_xpbd_lanes``, ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
+
+    Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam) of a
+    :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
+    other (colors are contiguous runs of groups, so one launch can cover a whole family in color
+    order), ``fresh`` (1: read the multipliers as 0, the first iteration of a substep) and the
+    stiffness k (PBD) or alpha~, gamma (XPBD). Also ``predict_loop`` and ``update_loop`` (dim 1,
+    the arguments of :mod:`.kernels`' ``predict`` without the wind's, and of ``update``).
+    """
+    wp.set_module_options({"enable_backward": False}, module=_MODULE)
+    vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
+    g = _group_funcs()
+    distance_pbd_groups, distance_xpbd_groups = g.distance_pbd_groups, g.distance_xpbd_groups
+    bend_pbd_groups, bend_xpbd_groups = g.bend_pbd_groups, g.bend_xpbd_groups
+    loops = _particle_loops()
+    predict_all, update_all = loops.predict_all, loops.update_all
+
+    @wp.kernel(module=_MODULE)
+    def distance_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                           idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                           rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                           last: int, fresh: int, k: float):
+        """PBD distances of lane groups first .. last - 1.
+
+        Mirrors pbdcloth.constraints.distance.project_distance_pbd.
+        """
+        distance_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
+
+    @wp.kernel(module=_MODULE)
+    def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                            idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                            rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                            last: int, fresh: int, alpha: float, gamma: float):
+        """XPBD distances of lane groups first .. last - 1.
+
+        Mirrors pbdcloth.constraints.distance.project_distance_xpbd.
+        """
+        distance_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha,
+                             gamma)
+
+    @wp.kernel(module=_MODULE)
+    def bend_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                       idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                       last: int, fresh: int, k: float):
+        """PBD bend of lane groups first .. last - 1.
+
+        Mirrors pbdcloth.constraints.bend.project_bend_pbd.
+        """
+        bend_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
+
+    @wp.kernel(module=_MODULE)
+    def bend_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                        last: int, fresh: int, alpha: float, gamma: float):
+        """XPBD bend of lane groups first .. last - 1.
+
+        Mirrors pbdcloth.constraints.bend.project_bend_xpbd.
+        """
+        bend_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha, gamma)
+
     @wp.kernel(module=_MODULE)
     def predict_loop(x: wp.array(dtype=vec3), v: wp.array(dtype=vec3),
                      inv_mass: wp.array(dtype=f32), gravity: vec3, h: float, decay: float,
                      p: wp.array(dtype=vec3), v_pred: wp.array(dtype=vec3),
                      contact: wp.array(dtype=i32)):
-        """warp_kernels' ``predict`` without wind, all particles in one thread."""
+        """:mod:`.kernels`' ``predict`` without wind, all particles in one thread."""
         predict_all(x, v, inv_mass, gravity, h, decay, p, v_pred, contact, x.shape[0])
 
     @wp.kernel(module=_MODULE)
@@ -395,7 +423,8 @@ def build_lane_kernels() -> SimpleNamespace:
                     contact_normal: wp.array(dtype=vec3), surface_velocity: wp.array(dtype=vec3),
                     restitution: float, rest_speed: float, x: wp.array(dtype=vec3),
                     v: wp.array(dtype=vec3)):
-        """warp_kernels' ``update``, all particles in one thread."""
+        """:mod:`.kernels`' ``update``, all particles in one thread (restitution: mirrors
+        pbdcloth.colliders.response.apply_restitution)."""
         update_all(p, v_pred, h, use_restitution, contact, contact_normal, surface_velocity,
                    restitution, rest_speed, x, v, x.shape[0])
 
