@@ -215,7 +215,7 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame() -> None:
     for frame in range(44):
         before = (solver.positions.copy(), solver.velocities.copy())
         stats = solver.step(1.0 / scene.fps)
-        sc = solver._backend._selfcol  # the backend's stage (no public handle on it)
+        sc = solver.backend.self_collision
         grown.append(max(sc.pt.capacity, sc.ee.capacity, sc.pt.slots, sc.ee.slots))
         assert len(intersecting_pairs(solver.positions, scene.triangles)) == 0, frame
         if frame > 0 and grown[-1] > grown[-2]:

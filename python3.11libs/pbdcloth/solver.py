@@ -139,12 +139,6 @@ class ClothSolver:
             self._backend = make_backend(self.model, value, self._tuning)
 
     @property
-    def backend(self) -> Backend:
-        """The backend object stepping this solver (numpy, Warp or one given to
-        :meth:`use_backend`)."""
-        return self._backend
-
-    @property
     def backend_name(self) -> str:
         return self._backend.name
 

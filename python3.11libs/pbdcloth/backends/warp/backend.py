@@ -277,6 +277,12 @@ class WarpBackend:
         """The self-collision stage (:class:`.selfcollision.WarpSelfCollision`), built on
         first use."""
 
+    @property
+    def self_collision(self) -> Any:
+        """The self-collision stage (:class:`.selfcollision.WarpSelfCollision`), or None until
+        a frame with ``self_collision`` on has been recorded."""
+        return self._selfcol
+
     # --- one frame: upload, replay, download ----------------------------------------------------
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,
              dt: float) -> FrameStats:
