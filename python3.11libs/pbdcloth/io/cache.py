@@ -25,9 +25,22 @@ from numpy.typing import NDArray
 
 from ..arrays import F
 from ..cloth.mesh import MeshError, triangulate
+from ..settings import Choice
 from .obj import frame_path, read_obj, write_obj
 
-CACHE_FORMATS = ("usd", "geo", "obj")
+
+class CacheFormat(Choice):
+    """The cache formats: one USD layer, or one Houdini ``.geo`` / OBJ file per frame."""
+
+    USD = "usd"
+    GEO = "geo"
+    OBJ = "obj"
+
+
+#: Every cache format, in the order the command line lists them.
+CACHE_FORMATS = tuple(CacheFormat)
+#: The formats written as one file per frame.
+SEQUENCE_FORMATS = (CacheFormat.GEO, CacheFormat.OBJ)
 
 
 @dataclass
@@ -106,7 +119,7 @@ class SequenceWriter:
 
     def __init__(self, out_dir: str | os.PathLike[str], name: str, fmt: str,
                  keep_until: int | None = None) -> None:
-        if fmt not in ("geo", "obj"):
+        if fmt not in SEQUENCE_FORMATS:
             raise ValueError(f"sequence format must be 'geo' or 'obj', got {fmt!r}")
         self.out_dir = Path(out_dir)
         self.name, self.fmt = name, fmt
@@ -213,9 +226,9 @@ def find_cache(path: str | os.PathLike[str]) -> tuple[str, Path, str]:
     """
     p = Path(path)
     if p.suffix.lower() in (".usd", ".usda", ".usdc") and p.is_file():
-        return "usd", p, p.stem
+        return CacheFormat.USD, p, p.stem
     seq = _sequence_from(p)
-    if seq is not None and seq[2] in ("geo", "obj"):
+    if seq is not None and seq[2] in SEQUENCE_FORMATS:
         folder, name, fmt = seq
         if not sequence_frames(folder, name, fmt):
             raise MeshError(f"no frames {name}.NNNN.{fmt} in {folder}")
@@ -224,7 +237,7 @@ def find_cache(path: str | os.PathLike[str]) -> tuple[str, Path, str]:
         found: list[tuple[str, Path, str]] = []
         for q in sorted(p.iterdir()):
             if q.suffix in (".usd", ".usda", ".usdc") and not q.name.startswith("."):
-                found.append(("usd", q, q.stem))
+                found.append((CacheFormat.USD, q, q.stem))
         names: set[tuple[str, str]] = set()
         for q in sorted(p.iterdir()):
             m = re.match(r"^(.*)\.(-?\d+)\.(geo|obj)$", q.name)
@@ -235,7 +248,7 @@ def find_cache(path: str | os.PathLike[str]) -> tuple[str, Path, str]:
             return found[0]
         if not found:
             raise MeshError(f"no cache (NAME.usd, NAME.NNNN.geo or NAME.NNNN.obj) in {p}")
-        listed = ", ".join(f"{n}.usd" if k == "usd" else f"{n}.$F4.{k}" for k, _, n in found)
+        listed = ", ".join(f"{n}.usd" if k == CacheFormat.USD else f"{n}.$F4.{k}" for k, _, n in found)
         raise MeshError(f"{p} holds several caches ({listed}); name one of them")
     raise MeshError(f"not a cache: {p} (give NAME.usd, a folder, or DIR/NAME.$F4.geo)")
 
@@ -244,7 +257,7 @@ def read_cache(path: str | os.PathLike[str], every: int = 1) -> CacheFrames:
     """Read every ``every``-th frame of a cache (see :func:`find_cache` for ``path``)."""
     kind, where, name = find_cache(path)
     step = max(int(every), 1)
-    if kind == "usd":
+    if kind == CacheFormat.USD:
         from .usd import read_usd_cache
 
         usd = read_usd_cache(where, every=step)
@@ -282,11 +295,11 @@ def write_cache(out_dir: str | os.PathLike[str], name: str, fmt: str, frames: li
                 data: list[FrameData], fps: float = 24.0) -> list[Path]:
     """Write a whole cache at once (e.g. a post-processed copy); returns the files written."""
     if fmt not in CACHE_FORMATS:
-        raise ValueError(f"format must be one of {CACHE_FORMATS}, got {fmt!r}")
+        raise ValueError(f"format must be one of {[str(f) for f in CACHE_FORMATS]}, got {fmt!r}")
     if len(frames) != len(data) or not frames:
         raise ValueError("write_cache needs one FrameData per frame number, at least one")
     writer: CacheWriter
-    if fmt == "usd":
+    if fmt == CacheFormat.USD:
         # Commit once, at the end: nothing to resume in a one-shot write.
         writer = UsdWriter(out_dir, name, data[0].triangles, fps, frames[0],
                            inverse_mass=data[0].inverse_mass, commit_ratio=float("inf"))

@@ -42,15 +42,28 @@ from numpy.typing import NDArray
 
 from ..cloth.mesh import ClothMesh, MeshError
 from ..colliders import Capsule, Collider, Plane, Sphere
+from ..io.cache import CACHE_FORMATS, CacheFormat
 from ..scenes.cloth import Scene
-from ..settings import CLOTH_SETTINGS, ClothSettings, SettingsError, setting
+from ..settings import CLOTH_SETTINGS, Choice, ClothSettings, SettingsError, setting
 from ..solver import ClothSolver
 from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
 
 F = NDArray[np.float64]
 
-FORMATS = ("usd", "geo", "obj")
-COLLIDER_TYPES = ("plane", "sphere", "capsule", "mesh", "vdb")
+class ColliderType(Choice):
+    """The ``type`` of a ``[[colliders]]`` entry."""
+
+    PLANE = "plane"
+    SPHERE = "sphere"
+    CAPSULE = "capsule"
+    MESH = "mesh"
+    """A closed polygon mesh, turned into an OpenVDB level set."""
+    VDB = "vdb"
+    """A level set read from a ``.vdb`` file."""
+
+
+FORMATS = CACHE_FORMATS
+COLLIDER_TYPES = tuple(ColliderType)
 _MISSING = object()
 
 
@@ -108,7 +121,7 @@ class Motion:
 class ColliderSpec:
     """A collider as declared: its type, shape parameters (metres), motion and key path."""
 
-    kind: str
+    kind: ColliderType
     params: dict[str, Any]
     motion: Motion | None
     key: str
@@ -119,11 +132,11 @@ class ColliderSpec:
         """The collider at its pose for ``frame``."""
         off = self.motion.offset(frame) if self.motion is not None else np.zeros(3)
         p = self.params
-        if self.kind == "plane":
+        if self.kind == ColliderType.PLANE:
             return Plane(np.asarray(p["point"]) + off, p["normal"])
-        if self.kind == "sphere":
+        if self.kind == ColliderType.SPHERE:
             return Sphere(np.asarray(p["center"]) + off, p["radius"])
-        if self.kind == "capsule":
+        if self.kind == ColliderType.CAPSULE:
             return Capsule(np.asarray(p["a"]) + off, np.asarray(p["b"]) + off, p["radius"])
         return _build_sdf(self, off)
 
@@ -177,7 +190,7 @@ def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
             f"installation lacks ({exc})")]) from None
     p = spec.params
     if "collider" not in spec._sdf:
-        if spec.kind == "mesh":
+        if spec.kind == ColliderType.MESH:
             from ..cloth.mesh import triangulate
             from ..io.meshfile import read_mesh
 
@@ -201,7 +214,7 @@ class OutputSpec:
 
     dir: Path
     name: str = "cloth"
-    format: str = "obj"
+    format: str = CacheFormat.OBJ  # a CacheFormat (a str)
     normals: bool = True
     velocities: bool = True
 
@@ -599,22 +612,22 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
         return None
     check.unknown(entry, ("type", "name", "keys", *_COLLIDER_KEYS[kind]), where)
     params: dict[str, Any] = {}
-    if kind == "plane":
+    if kind == ColliderType.PLANE:
         params["point"] = check.vec3(entry, "point", where, (0.0, 0.0, 0.0))
         params["normal"] = check.vec3(entry, "normal", where, (0.0, 1.0, 0.0))
         if params["normal"] is not None and not np.any(params["normal"] != 0.0):
             check.add(f"{where}normal", entry.get("normal"), "must not be zero")
             params["normal"] = None
-    elif kind == "sphere":
+    elif kind == ColliderType.SPHERE:
         params["center"] = check.vec3(entry, "center", where)
         params["radius"] = check.number(entry, "radius", where, minimum=0.0,
                                         exclusive_min=True, unit="m")
-    elif kind == "capsule":
+    elif kind == ColliderType.CAPSULE:
         params["a"] = check.vec3(entry, "a", where)
         params["b"] = check.vec3(entry, "b", where)
         params["radius"] = check.number(entry, "radius", where, minimum=0.0,
                                         exclusive_min=True, unit="m")
-    elif kind == "mesh":
+    elif kind == ColliderType.MESH:
         from ..io.meshfile import MESH_SUFFIXES
 
         params["file"] = check.file(entry, "file", where, MESH_SUFFIXES)
@@ -629,7 +642,7 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
     motion = check.motion(entry, where)
     if any(v is None for v in params.values()):
         return None
-    if kind in ("mesh", "vdb"):
+    if kind in (ColliderType.MESH, ColliderType.VDB):
         try:
             from ..colliders.sdf import SdfCollider  # noqa: F401
         except ImportError:
@@ -637,7 +650,7 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
                       f"'{kind}' colliders need SdfCollider (pbdcloth.colliders.sdf), which "
                       "this installation lacks")
             return None
-    return ColliderSpec(kind=kind, params=params, motion=motion, key=key)
+    return ColliderSpec(kind=ColliderType(kind), params=params, motion=motion, key=key)
 
 
 def _read_output(check: _Checker, table: dict[str, Any], name: str) -> OutputSpec | None:
@@ -658,7 +671,7 @@ def _read_output(check: _Checker, table: dict[str, Any], name: str) -> OutputSpe
     folder_path = Path(folder)
     if "dir" in table and not folder_path.is_absolute():
         folder_path = check.base / folder_path
-    return OutputSpec(dir=folder_path, name=stem, format=fmt, normals=normals,
+    return OutputSpec(dir=folder_path, name=stem, format=CacheFormat(fmt), normals=normals,
                       velocities=velocities)
 
 
@@ -742,10 +755,10 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
             if over["format"] not in FORMATS:
                 check.add("--format", over["format"], f"must be one of {', '.join(FORMATS)}")
             else:
-                changes["format"] = over["format"]
+                changes["format"] = CacheFormat(over["format"])
         if changes:
             output = OutputSpec(**{**output.__dict__, **changes})
-        if output.format == "usd":
+        if output.format == CacheFormat.USD:
             try:
                 import pxr  # noqa: F401
             except ImportError:

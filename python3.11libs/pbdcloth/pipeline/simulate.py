@@ -31,7 +31,15 @@ import numpy as np
 from ..atomic import atomic_write
 from ..backends.base import FrameStats
 from ..cloth.mesh import vertex_normals
-from ..io.cache import CacheWriter, FrameData, SequenceWriter, UsdWriter, sequence_frames
+from ..io.cache import (
+    SEQUENCE_FORMATS,
+    CacheFormat,
+    CacheWriter,
+    FrameData,
+    SequenceWriter,
+    UsdWriter,
+    sequence_frames,
+)
 from ..solver import ClothSolver
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from .postprocess import postprocess
@@ -79,7 +87,7 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
         x, tris = shell.positions, shell.triangles
         v, w, strain = v[shell.source], w[shell.source], strain[shell.source]
     normals = (vertex_normals(x, tris)
-               if spec.output.normals and spec.output.format == "usd" else None)
+               if spec.output.normals and spec.output.format == CacheFormat.USD else None)
     return FrameData(positions=x, triangles=tris, velocities=v, inverse_mass=w, strain=strain,
                      normals=normals)
 
@@ -104,7 +112,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 
 def _make_writer(spec: SceneSpec, solver: ClothSolver, keep_until: int | None) -> CacheWriter:
     out = spec.output
-    if out.format == "usd":
+    if out.format == CacheFormat.USD:
         tris = solver.triangles
         w = solver.model.inv_mass
         if spec.postprocess.active:
@@ -179,7 +187,7 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
         if not spec.start_frame <= saved.frame:
             raise CheckpointError(f"cannot resume: checkpoint frame {saved.frame} is before the "
                                   f"start frame {spec.start_frame}")
-        if spec.output.format in ("geo", "obj"):
+        if spec.output.format in SEQUENCE_FORMATS:
             have = sequence_frames(spec.output.dir, spec.output.name, spec.output.format)
             missing = [k for k in range(spec.start_frame, saved.frame + 1) if k not in have]
             if missing:
