@@ -31,7 +31,7 @@ from pbdcloth import (
     SettingsError,
     Sphere,
 )
-from pbdcloth.backends.numpy_backend import FrameStats
+from pbdcloth.backends.base import FrameStats
 from pbdcloth.backends.warp.backend import WarpBackend, WarpUnsupportedError
 from pbdcloth.colliders.base import Collider
 from pbdcloth.scenes.cloth import Scene, cloak_scene, drape_scene, grid, hanging_scene

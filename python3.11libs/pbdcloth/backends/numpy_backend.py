@@ -41,7 +41,7 @@ from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
 
-__all__ = ["FrameStats", "NumpyBackend"]
+__all__ = ["NumpyBackend"]
 
 
 @dataclass(frozen=True)
