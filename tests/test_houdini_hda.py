@@ -152,9 +152,12 @@ def test_dialog_script_is_balanced_and_declares_every_parameter(op: Operator) ->
     assert set(found) == set(declared)
     for name, p in declared.items():
         info = found[name]
-        assert info.type == DIALOG_TYPE[p.decl.kind], name
+        assert info.type == (p.dialog_type or DIALOG_TYPE[p.decl.kind]), name
         default = reader.value_after(info.block, "default")
         assert isinstance(default, reader.Block)
+        if p.dialog_type == "button":
+            assert default.items == ["0"]
+            continue
         if p.default_expression:
             expr = default.items[0]
             assert isinstance(expr, reader.Block) and expr.items == [p.default_expression,
