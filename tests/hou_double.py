@@ -627,7 +627,7 @@ class InterruptableOperation:
     def updateProgress(self, percentage: float = -1.0) -> None:
         _state.progress_calls += 1
         _state.progress.append(float(percentage))
-        if _state.interrupt_on_call and _state.progress_calls >= _state.interrupt_on_call:
+        if _state.interrupt_on_call and _state.progress_calls == _state.interrupt_on_call:
             _state.interrupt_on_call = 0
             raise OperationInterrupted("Cooking was interrupted")
 
@@ -701,8 +701,10 @@ class SopNode:
         del self._user_data[name]
 
     def isTimeDependent(self, for_last_cook: bool = False) -> bool:
-        return self._time_dependent or any(
-            n is not None and n.isTimeDependent() for n in self._inputs)
+        """A source says so itself; a cooked node is when a parameter or an input is."""
+        own = self._time_dependent if self._source is not None else any(
+            Parm(self, name).isTimeDependent() for name in self._parm_values)
+        return own or any(n is not None and n.isTimeDependent() for n in self._inputs)
 
     def addWarning(self, message: str | None = None) -> None:
         self._warnings.append(message or "")

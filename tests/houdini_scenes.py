@@ -88,7 +88,8 @@ def parm_values(op: Operator, **overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for p in op.parameters:
         values[p.name] = p.decl.default
-    values[CURRENT_FRAME] = hou._Expression("$FF", lambda frame: frame)
+    if CURRENT_FRAME in values:
+        values[CURRENT_FRAME] = hou._Expression("$FF", lambda frame: frame)
     unknown = set(overrides) - set(values)
     if unknown:
         raise KeyError(f"{op.name} has no parameters {sorted(unknown)}")

@@ -245,8 +245,8 @@ def _cloth_disable_when(decl: Setting) -> str:
     return _EXTRA_DISABLE_WHEN.get(decl.name, "")
 
 
-def _cloth_parameters() -> tuple[Parameter, ...]:
-    return tuple(Parameter(d, disable_when=_cloth_disable_when(d)) for d in CLOTH_SETTINGS)
+def _cloth_parameters(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> tuple[Parameter, ...]:
+    return tuple(Parameter(d, disable_when=_cloth_disable_when(d)) for d in settings)
 
 
 PREPROCESS = Operator(
@@ -269,28 +269,34 @@ PREPROCESS = Operator(
     icon_svg=PREPROCESS_ICON,
 )
 
-SOLVER = Operator(
-    name="cloth_solver",
-    label="PBD Cloth Solver",
-    cook="cook_solver",
-    inputs=("Preprocessed Cloth", "Collider (VDB SDF or Polygons)", "Pin Targets"),
-    min_inputs=1,
-    output="Simulated Cloth",
-    parameters=(START_FRAME, CURRENT_FRAME_PARM) + _cloth_parameters()
-    + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
-    help=(
-        "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
-        "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders, "
-        "read at every simulated frame: VDB signed distance fields (an animated VDB moves its "
-        "collider rigidly, frame by frame), or closed polygons, converted once at the start "
-        "frame. Input 2 (optional) animates the pinned points: its points with the same "
-        "numbers as the pins give their targets, read at every simulated frame. Animated "
-        "parameters are sampled at each simulated frame. Every simulated frame is cached on "
-        "the node (see Caching)."
-    ),
-    icon_svg=SOLVER_ICON,
-    help_sections=(CACHING_HELP,),
-)
+def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
+    """The PBD Cloth Solver with a parameter for each of ``settings`` (the declaration of
+    :mod:`pbdcloth.settings`), the node-only parameters and the cache's."""
+    return Operator(
+        name="cloth_solver",
+        label="PBD Cloth Solver",
+        cook="cook_solver",
+        inputs=("Preprocessed Cloth", "Collider (VDB SDF or Polygons)", "Pin Targets"),
+        min_inputs=1,
+        output="Simulated Cloth",
+        parameters=(START_FRAME, CURRENT_FRAME_PARM) + _cloth_parameters(settings)
+        + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
+        help=(
+            "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
+            "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders, "
+            "read at every simulated frame: VDB signed distance fields (an animated VDB moves its "
+            "collider rigidly, frame by frame), or closed polygons, converted once at the start "
+            "frame. Input 2 (optional) animates the pinned points: its points with the same "
+            "numbers as the pins give their targets, read at every simulated frame. Animated "
+            "parameters are sampled at each simulated frame. Every simulated frame is cached on "
+            "the node (see Caching)."
+        ),
+        icon_svg=SOLVER_ICON,
+        help_sections=(CACHING_HELP,),
+    )
+
+
+SOLVER = solver_operator()
 
 SPRING_PARAMETERS: tuple[Parameter, ...] = (
     START_FRAME,

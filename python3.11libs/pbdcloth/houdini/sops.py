@@ -36,7 +36,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -232,10 +232,13 @@ class NodeSimulation:
         return self.run.frame
 
     def frame_done(self, frame: int, stats: FrameStats | None) -> None:
-        """Run hook: keep each complete frame in the cache."""
-        if stats is not None:
-            self.stepped += 1
-        self.cache.store(FrameEntry(frame, self.stepper.snapshot(), self.stepper.inputs))
+        """Run hook: count each stepped frame and keep it in the cache."""
+        self.stepped += 1
+        self.keep()
+
+    def keep(self) -> None:
+        """Cache the live state."""
+        self.cache.store(FrameEntry(self.frame, self.stepper.snapshot(), self.stepper.inputs))
 
     def close(self) -> None:
         pass
@@ -262,8 +265,9 @@ def _simulation_key(node: "hou.SopNode", op: ops.Operator, start: int,
     return _digest(defs.digest, repr(float(hou.fps())), str(start), fingerprint), defs.animated
 
 
-def _simulate(node: "hou.SopNode", op: ops.Operator, kind: type,
-              fingerprint: str, build: "Any") -> tuple[NodeSimulation, dict[str, Any]]:
+def _simulate(node: "hou.SopNode", op: ops.Operator, kind: type, fingerprint: str,
+              build: "Callable[[int, frozenset[str]], SimStepper]"
+              ) -> tuple[NodeSimulation, dict[str, Any]]:
     """Bring the node's simulation to the current frame; return it and the snapshot to show.
 
     ``build(key, start, animated)`` makes a fresh simulation at the start frame.
@@ -275,42 +279,42 @@ def _simulate(node: "hou.SopNode", op: ops.Operator, kind: type,
     sim = node.cachedUserData(STATE_KEY)
     if not isinstance(sim, NodeSimulation) or not isinstance(sim.stepper, kind) \
             or sim.key != key:
-        sim = _fresh(node, build, key, start, animated, limit, enabled)
+        sim = _fresh(node, build(start, animated), key, start, FrameCache(limit, enabled))
     sim.cache.set_limit(limit, enabled)
     hit = sim.cache.get(target)
     if hit is not None:
         if sim.stepper.read_inputs(target) == hit.inputs:
             return sim, hit.state
-        sim = _fresh(node, build, key, start, animated, limit, enabled)  # inputs were edited
+        # The animated inputs read differently than when this frame was simulated: edited.
+        sim = _fresh(node, build(start, animated), key, start, FrameCache(limit, enabled))
+    entry = sim.cache.latest_at_or_before(target)
+    if entry is not None and (sim.frame > target or entry.frame > sim.frame):
+        if sim.stepper.read_inputs(entry.frame) == entry.inputs:
+            sim.resume_from(entry)
+        else:
+            sim = _fresh(node, build(start, animated), key, start, FrameCache(limit, enabled))
+    if sim.frame > target:  # no cached frame at or before the target: from the start again
+        sim = _fresh(node, build(start, animated), key, start, sim.cache, sim.stepped)
     _catch_up(node, sim, target, op.label)
     return sim, sim.stepper.snapshot()
 
 
-def _fresh(node: "hou.SopNode", build: "Any", key: str, start: int, animated: frozenset[str],
-           limit: int, enabled: bool) -> NodeSimulation:
-    stepper = build(start, animated)
-    sim = NodeSimulation(key, start, Run(stepper, start), FrameCache(limit, enabled))
+def _fresh(node: "hou.SopNode", stepper: SimStepper, key: str, start: int, cache: FrameCache,
+           stepped: int = 0) -> NodeSimulation:
+    """A simulation at its start frame (keeping ``cache`` and the step count when only the live
+    state is rebuilt)."""
+    sim = NodeSimulation(key, start, Run(stepper, start), cache, stepped)
     sim.run.hooks.append(sim)
     stepper.inputs = stepper.read_inputs(start)
-    sim.run.emit()
+    sim.keep()
     node.setCachedUserData(STATE_KEY, sim)
     return sim
 
 
 def _catch_up(node: "hou.SopNode", sim: NodeSimulation, target: int, label: str) -> None:
-    """Step from the best state at or before ``target`` up to it, interruptibly."""
+    """Step the live state up to ``target``, interruptibly."""
     import hou
 
-    entry = sim.cache.latest_at_or_before(target)
-    live_usable = sim.frame <= target
-    if entry is not None and (not live_usable or entry.frame > sim.frame):
-        if sim.stepper.read_inputs(entry.frame) != entry.inputs:
-            sim.cache.drop_after(sim.start - 1)
-            entry = None
-        else:
-            sim.resume_from(entry)
-    if entry is None and not live_usable:
-        raise _Restart()
     if sim.frame >= target:
         return
     first = sim.frame
@@ -333,19 +337,6 @@ def _catch_up(node: "hou.SopNode", sim: NodeSimulation, target: int, label: str)
         raise
     finally:
         sim.run.on_progress = None
-
-
-class _Restart(Exception):
-    """The live state is past the target and no cached frame is before it: start over."""
-
-
-def _bring_to_current(node: "hou.SopNode", op: ops.Operator, kind: type, fingerprint: str,
-                      build: "Any") -> tuple[NodeSimulation, dict[str, Any]]:
-    try:
-        return _simulate(node, op, kind, fingerprint, build)
-    except _Restart:
-        node.destroyCachedUserData(STATE_KEY, must_exist=False)
-        return _simulate(node, op, kind, fingerprint, build)
 
 
 def reset_simulation(node: "hou.SopNode") -> None:
@@ -582,7 +573,7 @@ def cook_solver(node: "hou.SopNode") -> None:
     with _node_errors():
         geo = _output_geometry(node)
         fingerprint = _cloth_fingerprint(node, geo)
-        sim, snapshot = _bring_to_current(
+        sim, snapshot = _simulate(
             node, ops.SOLVER, ClothSolverStepper, fingerprint,
             lambda start, animated: _build_cloth(node, start, animated))
         stepper = sim.stepper
@@ -722,8 +713,6 @@ class ChainStepper:
             sphere.end_frame()
 
     def _sample(self, frame: int) -> None:
-        from ..settings import SpringSettings
-
         values = parms.evaluate_all(self.node, self.animated, float(frame))
         joint = {d.name: values[d.name] for d in SPRING_SETTINGS if d.name in values}
         for chain in self.chains:
@@ -792,7 +781,7 @@ def cook_spring_chains(node: "hou.SopNode") -> None:
     with _node_errors():
         geo = _output_geometry(node)
         fingerprint = _spring_fingerprint(node)
-        sim, snapshot = _bring_to_current(
+        sim, snapshot = _simulate(
             node, ops.SPRING_CHAINS, ChainStepper, fingerprint,
             lambda start, animated: _build_chains(node, start, animated))
         sim.stepper.write(geo, snapshot)
