@@ -783,6 +783,32 @@ class OpNodeTypeCategory:
         return self._verbs.get(verb_name)
 
 
+class NodeType:
+    def __init__(self, _name: str) -> None:
+        self._name = _name
+
+    def name(self) -> str:
+        return self._name
+
+
+class hda:  # noqa: N801 - hou's spelling
+    """Installing an asset library makes the operators its INDEX__SECTION names known."""
+
+    @staticmethod
+    def installFile(file_path: str, oplibraries_file: str | None = None,
+                    change_oplibraries_file: bool = True, force_use_assets: bool = False
+                    ) -> None:
+        from pathlib import Path
+
+        index = Path(file_path) / "INDEX__SECTION"
+        if not index.is_file():
+            raise OperationFailed(f"Unable to install {file_path}")
+        _state.installs.append((file_path, change_oplibraries_file))
+        for line in index.read_text(encoding="utf-8").splitlines():
+            if line.startswith("Operator:"):
+                _state.node_types.add(line.split(":", 1)[1].strip())
+
+
 class _State:
     def __init__(self) -> None:
         self.fps = 24.0
@@ -792,6 +818,8 @@ class _State:
         self.progress_calls = 0
         self.progress: list[float] = []
         self.operations: list[str] = []
+        self.node_types: set[str] = set()
+        self.installs: list[tuple[str, bool]] = []
 
 
 _state = _State()
@@ -809,6 +837,10 @@ def fps() -> float:
 
 def frame(full_precision: bool = False) -> float:
     return _state.current._frame if _state.current is not None else 1.0
+
+
+def nodeType(category_or_name: Any, internal_name: str | None = None) -> NodeType | None:
+    return NodeType(internal_name) if internal_name in _state.node_types else None
 
 
 def sopNodeTypeCategory() -> OpNodeTypeCategory:

@@ -16,7 +16,9 @@ outside), so regenerating gives identical bytes and a test can catch drift.
 from __future__ import annotations
 
 import math
+import os
 import unicodedata
+from pathlib import Path
 from typing import Iterable
 
 from ..settings import (
@@ -47,6 +49,40 @@ _DIALOG_TYPES = {
     KIND_CHOICE: "string",
     KIND_STRING: "string",
 }
+
+
+def library_path() -> Path:
+    """Where ``hda/pbdcloth.hda`` is: under ``$PBDCLOTH_ROOT`` (set by the Houdini package),
+    else beside the ``python3.11libs`` folder this module was imported from."""
+    root = os.environ.get("PBDCLOTH_ROOT")
+    base = Path(root) if root else Path(__file__).resolve().parents[3]
+    return base / "hda" / LIBRARY_NAME
+
+
+def install_library(path: str | os.PathLike[str] | None = None) -> Path:
+    """Install the asset library in this Houdini session unless its operators are known already
+    (a farm's hython without the package loaded). The user's ``OPlibraries`` file is left
+    alone. Returns the library's path.
+
+    Raises:
+        FileNotFoundError: no library there.
+        RuntimeError: an operator is still unknown after installing.
+    """
+    import hou
+
+    library = Path(path) if path is not None else library_path()
+    missing = [op for op in OPERATORS
+               if hou.nodeType(hou.sopNodeTypeCategory(), op.type_name) is None]
+    if not missing:
+        return library
+    if not library.exists():
+        raise FileNotFoundError(f"no pbdcloth asset library at {library} (set PBDCLOTH_ROOT "
+                                "to the pbdcloth folder or load its Houdini package)")
+    hou.hda.installFile(str(library), change_oplibraries_file=False)
+    for op in missing:
+        if hou.nodeType(hou.sopNodeTypeCategory(), op.type_name) is None:
+            raise RuntimeError(f"operator {op.type_name} not found after installing {library}")
+    return library
 
 
 def escape_section_name(name: str) -> str:
