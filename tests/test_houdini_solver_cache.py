@@ -35,6 +35,20 @@ def hou(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     return hou_double
 
 
+@pytest.fixture()
+def steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts every ClothSolver.step of every solver: the solver frames really simulated."""
+    count = [0]
+    step = ClothSolver.step
+
+    def counted(self, dt=1.0 / 24.0):  # type: ignore[no-untyped-def]
+        count[0] += 1
+        return step(self, dt)
+
+    monkeypatch.setattr(ClothSolver, "step", counted)
+    return count
+
+
 def _grid(point_floats=None):  # type: ignore[no-untyped-def]
     pos, quads = scenes.grid_quads(NX, NY)
     return pos, quads, scenes.geometry(pos, quads, groups={"pins": list(range(NX))},
@@ -80,11 +94,12 @@ def _core(pos, quads, last, damping=lambda f: 0.0, targets=None):  # type: ignor
 
 # --- animated parameters -------------------------------------------------------------------------
 
-def test_keyed_damping_plays_1_to_40_in_39_solver_frames_with_each_frames_value(hou) -> None:
+def test_keyed_damping_plays_1_to_40_in_39_solver_frames_with_each_frames_value(
+        hou, steps) -> None:  # type: ignore[no-untyped-def]
     keys = hou._Keys({1: 0.0, 40: 3.0})
     pos, quads, node = _solver(damping=keys)
     played = _play(node, range(1, LAST + 1))
-    assert _sim(node).stepped == LAST - 1  # was 780: every cook restarted with the new value
+    assert steps[0] == LAST - 1  # was 780: every cook restarted with the new value
     expected = _core(pos, quads, 20, damping=keys.at)
     assert np.array_equal(played[20], _f32(expected))
     # Negative control: the value at frame 20 held from the start gives another result.
@@ -117,26 +132,26 @@ def test_a_new_keyframe_invalidates_but_playback_does_not(hou) -> None:
 
 # --- the frame cache ------------------------------------------------------------------------------
 
-def test_scrub_40_to_10_to_40_steps_no_frame(hou) -> None:
+def test_scrub_40_to_10_to_40_steps_no_frame(hou, steps) -> None:  # type: ignore
     _, _, node = _solver()
     played = _play(node, range(1, LAST + 1))
     before = _sim(node).stepped
-    assert before == LAST - 1
+    assert before == steps[0] == LAST - 1
     back = node._cook(10, sops.cook_solver)._point_values["P"]
     again = node._cook(LAST, sops.cook_solver)._point_values["P"]
     sub = node._cook(10.5, sops.cook_solver)._point_values["P"]  # a sub-frame: its frame
-    assert _sim(node).stepped == before
+    assert _sim(node).stepped == before and steps[0] == before
     assert np.array_equal(back, played[10]) and np.array_equal(again, played[LAST])
     assert np.array_equal(sub, played[10])
     assert _sim(node).cache.frames() == list(range(1, LAST + 1))
 
 
-def test_downstream_asking_f_then_f_minus_1_costs_one_step_a_frame(hou) -> None:
+def test_downstream_asking_f_then_f_minus_1_costs_one_step_a_frame(hou, steps) -> None:  # type: ignore
     _, _, node = _solver()
     for f in range(2, LAST + 1):
         node._cook(f, sops.cook_solver)
         node._cook(f - 1, sops.cook_solver)  # Trail, Time Shift, Point Velocity
-    assert _sim(node).stepped == LAST - 1  # was 818 without a cache
+    assert steps[0] == LAST - 1  # was 818 without a cache
 
 
 def test_over_the_memory_limit_the_oldest_frames_go_and_replay_is_still_right(hou) -> None:
@@ -299,3 +314,77 @@ def test_spring_chains_sample_keyed_stiffness_and_cache_frames(hou) -> None:
     node._cook(20, sops.cook_spring_chains)
     node._cook(5, sops.cook_spring_chains)
     assert _sim(node).stepped == 29  # scrubbing back is a lookup
+
+
+# --- colliders read per frame, and resuming from a cached frame ----------------------------------
+
+def _moving_vdb(frame: float) -> hou_double.VDB:
+    base = scenes.sphere_vdb((0.0, 0.55, 0.0), 0.3, 0.05, band_voxels=3)
+    return hou_double.VDB(base._values, base._lo, 0.05, [0.01 * (frame - 1), 0.0, 0.0],
+                          base._background)
+
+
+def test_resuming_from_a_cached_frame_restores_colliders_and_pins(hou) -> None:
+    """Frame 41 after the live state went back to frame 5 resumes from cached frame 40: the
+    VDB collider's pose and the pins' targets of frame 40 come back with it."""
+    pos, quads, _ = _grid()
+
+    def moved(frame: float) -> np.ndarray:
+        return pos + [0.0, 0.01 * (frame - 1), 0.0]
+
+    def make():  # type: ignore[no-untyped-def]
+        collider = scenes.source("/obj/vdb", lambda f: scenes.vdb_geometry(_moving_vdb(f)))
+        targets = scenes.source("/obj/targets", lambda f: scenes.geometry(moved(f), quads))
+        _, _, node = _solver(targets=targets)
+        node._inputs[1] = collider
+        return node
+
+    truth = _play(make(), range(1, LAST + 2))
+    node = make()
+    _play(node, range(1, LAST + 1))
+    entry = _sim(node).cache.get(3)
+    assert entry is not None
+    node._parm_values["cache_memory"] = 20 * entry.nbytes / MEGABYTE  # frames 21..40 stay
+    node._cook(LAST, sops.cook_solver)
+    assert _sim(node).cache.frames() == list(range(21, LAST + 1))
+    assert np.array_equal(node._cook(5, sops.cook_solver)._point_values["P"], truth[5])
+    assert _sim(node).frame == 5 and LAST in _sim(node).cache
+    stepped = _sim(node).stepped
+    out = node._cook(LAST + 1, sops.cook_solver)._point_values["P"]
+    assert _sim(node).stepped == stepped + 1  # one frame from the cached frame 40
+    assert np.array_equal(out, truth[LAST + 1])
+
+
+def test_editing_the_collider_animation_invalidates_the_cached_frames(hou) -> None:
+    offset = {"dx": 0.01}
+
+    def vdb(frame: float) -> hou_double.VDB:
+        base = _moving_vdb(1)
+        return hou_double.VDB(base._values, base._lo, 0.05, [offset["dx"] * (frame - 1), 0, 0],
+                              base._background)
+
+    _, _, node = _solver()
+    node._inputs[1] = scenes.source("/obj/vdb", lambda f: scenes.vdb_geometry(vdb(f)))
+    _play(node, range(1, 13))
+    sim = _sim(node)
+    node._cook(8, sops.cook_solver)
+    assert _sim(node) is sim
+    offset["dx"] = -0.02
+    node._cook(8, sops.cook_solver)
+    assert _sim(node) is not sim and _sim(node).cache.frames() == list(range(1, 9))
+
+
+def test_deforming_collision_polygons_are_read_per_frame_and_warned_about(hou) -> None:
+    ball, faces = scenes.grid_quads(4, 4, size=0.4, height=0.5)
+
+    def polygons(frame: float):  # type: ignore[no-untyped-def]
+        squash = ball * [1.0, 1.0 - 0.01 * (frame - 1), 1.0]
+        return scenes.geometry(squash, faces)
+
+    _, _, node = _solver()
+    node._inputs[1] = scenes.source("/obj/body", polygons)
+    node._cook(1, sops.cook_solver)
+    assert not node.warnings()
+    node._cook(4, sops.cook_solver)
+    assert [f for i, f in node._input_frames if i == 1].count(3.0) >= 1  # every frame read
+    assert any("deform" in w for w in node.warnings())
