@@ -372,3 +372,20 @@ def test_cache_buttons_call_the_package_and_the_help_explains_caching(op: Operat
     help_text = (_folder(op) / "Help").read_text(encoding="utf-8")
     assert "== Caching ==" in help_text and "Cache Memory (MB)" in help_text
     assert "Esc" in help_text and "Reset Simulation" in help_text
+
+
+def test_readme_install_lines_work_in_a_plain_shell() -> None:
+    """$HOUDINI_USER_PREF_DIR is Houdini's, unset in a plain shell: the README's shell lines
+    only hand it to hython inside single quotes, never let the shell expand it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Houdini"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks = section.split("```sh")[1:]
+    assert blocks
+    lines = [ln for b in blocks for ln in b.split("```")[0].splitlines()]
+    import re
+
+    for line in lines:
+        unquoted = re.sub(r"'[^']*'", "''", line)
+        assert "$HOUDINI_USER_PREF_DIR" not in unquoted, line
+    assert any("$HOUDINI_USER_PREF_DIR" in line for line in lines)  # asked of hython
