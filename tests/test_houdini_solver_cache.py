@@ -412,3 +412,20 @@ def test_a_resumed_run_equals_an_uninterrupted_one_bit_for_bit(hou, extra) -> No
     assert _sim(node).frame == 5 and 20 in _sim(node).cache
     assert np.array_equal(node._cook(21, sops.cook_solver)._point_values["P"], truth[21])
     assert np.array_equal(node._cook(22, sops.cook_solver)._point_values["P"], truth[22])
+
+
+def test_playing_on_after_an_input_edit_starts_over_even_without_the_cache(hou) -> None:
+    """Resuming from the live state checks the inputs at its frame too (Cache Simulation off:
+    nothing cached to compare with but the live state's own frame)."""
+    pos, quads, _ = _grid()
+    key = {"z40": 0.4}
+
+    def moved(frame: float) -> np.ndarray:
+        return pos + [0.0, 0.0, key["z40"] * (frame - 1) / 39.0]
+
+    targets = scenes.source("/obj/targets", lambda f: scenes.geometry(moved(f), quads))
+    _, _, node = _solver(targets=targets, cache_simulation=False)
+    _play(node, range(1, 11))
+    key["z40"] = -0.8
+    out = node._cook(11, sops.cook_solver)._point_values["P"]
+    assert np.array_equal(out, _f32(_core(pos, quads, 11, targets=moved)))

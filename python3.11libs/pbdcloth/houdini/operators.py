@@ -126,7 +126,7 @@ GROUP_COLLIDER_INPUT = "Collider input"
 START_FRAME = Parameter(_node_setting(
     "start_frame", KIND_INT, 1, "Start Frame", GROUP_SIMULATION,
     "Frame at which the simulation starts from the input's rest state. Cooking an earlier "
-    "frame shows the rest state; scrubbing backwards restarts from here.",
+    "frame shows the rest state; changing it starts the simulation over.",
 ))
 CURRENT_FRAME_PARM = Parameter(
     _node_setting(CURRENT_FRAME, KIND_FLOAT, 1.0, "Current Frame", GROUP_SIMULATION,

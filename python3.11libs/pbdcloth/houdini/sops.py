@@ -270,31 +270,40 @@ def _simulate(node: "hou.SopNode", op: ops.Operator, kind: type, fingerprint: st
               ) -> tuple[NodeSimulation, dict[str, Any]]:
     """Bring the node's simulation to the current frame; return it and the snapshot to show.
 
-    ``build(key, start, animated)`` makes a fresh simulation at the start frame.
+    ``build(start, animated)`` makes a stepper at the start frame. Before a cached frame is shown
+    or stepping resumes from a frame, the animated inputs are read at that frame and compared
+    with what they read when it was simulated; a difference starts the simulation over.
     """
     start = int(parms.evaluate(node, ops.START_FRAME.decl))
     target = max(_current_frame(node), start)
     key, animated = _simulation_key(node, op, start, fingerprint)
     limit, enabled = _cache_limits(node)
+
+    def fresh(cache: FrameCache | None = None, stepped: int = 0) -> NodeSimulation:
+        return _fresh(node, build(start, animated), key, start,
+                      cache if cache is not None else FrameCache(limit, enabled), stepped)
+
     sim = node.cachedUserData(STATE_KEY)
     if not isinstance(sim, NodeSimulation) or not isinstance(sim.stepper, kind) \
             or sim.key != key:
-        sim = _fresh(node, build(start, animated), key, start, FrameCache(limit, enabled))
+        sim = fresh()
     sim.cache.set_limit(limit, enabled)
     hit = sim.cache.get(target)
     if hit is not None:
         if sim.stepper.read_inputs(target) == hit.inputs:
             return sim, hit.state
-        # The animated inputs read differently than when this frame was simulated: edited.
-        sim = _fresh(node, build(start, animated), key, start, FrameCache(limit, enabled))
+        sim = fresh()  # the animated inputs were edited since this frame was simulated
     entry = sim.cache.latest_at_or_before(target)
     if entry is not None and (sim.frame > target or entry.frame > sim.frame):
         if sim.stepper.read_inputs(entry.frame) == entry.inputs:
             sim.resume_from(entry)
         else:
-            sim = _fresh(node, build(start, animated), key, start, FrameCache(limit, enabled))
+            sim = fresh()
+    elif sim.frame <= target and sim.frame > start \
+            and sim.stepper.read_inputs(sim.frame) != sim.stepper.inputs:
+        sim = fresh()
     if sim.frame > target:  # no cached frame at or before the target: from the start again
-        sim = _fresh(node, build(start, animated), key, start, sim.cache, sim.stepped)
+        sim = fresh(sim.cache, sim.stepped)
     _catch_up(node, sim, target, op.label)
     return sim, sim.stepper.snapshot()
 
