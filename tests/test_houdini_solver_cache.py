@@ -429,3 +429,21 @@ def test_playing_on_after_an_input_edit_starts_over_even_without_the_cache(hou) 
     key["z40"] = -0.8
     out = node._cook(11, sops.cook_solver)._point_values["P"]
     assert np.array_equal(out, _f32(_core(pos, quads, 11, targets=moved)))
+
+
+def test_the_cached_frames_go_to_the_cores_caches_without_cooking(hou, tmp_path: Path) -> None:
+    from pbdcloth.io.cache import read_cache
+
+    _, quads, node = _solver()
+    played = _play(node, range(1, 6))
+    cooks = len(node._input_frames)
+    written = sops.save_core_cache(node, tmp_path, "cloth", "geo")
+    assert [p.name for p in written] == [f"cloth.{f:04d}.geo" for f in range(1, 6)]
+    assert len(node._input_frames) == cooks  # nothing read or cooked
+    back = read_cache(tmp_path / "cloth.0001.geo")
+    assert back.frames == [1, 2, 3, 4, 5]
+    for k, f in enumerate(back.frames):
+        np.testing.assert_allclose(back.positions[k], played[f], atol=1e-6)
+    _, _, empty = _solver()
+    with pytest.raises(ValueError, match="no cached cloth frames"):
+        sops.save_core_cache(empty, tmp_path)

@@ -3,7 +3,8 @@
 * :func:`cook_preprocess` - topology and rest data as detail arrays, ``v`` and ``pbd_w``.
 * :func:`cook_solver` - steps the cloth from the start frame to the current frame.
 * :func:`cook_spring_chains` - swings polylines as VRM spring-bone chains.
-* :func:`reset_simulation`, :func:`save_to_disk` - the nodes' buttons (and hython functions).
+* :func:`reset_simulation`, :func:`save_to_disk` - the nodes' buttons (and hython functions);
+  :func:`save_core_cache` writes the cached frames with the core's USD / .geo / OBJ writers.
 
 A simulating SOP behaves like a Houdini solver. Its :class:`NodeSimulation` lives on the node
 (``setCachedUserData``: Python objects that live as long as the node, not saved with the .hip):
@@ -420,6 +421,35 @@ def save_to_disk(node: "hou.SopNode", pattern: str | None = None,
                 tmp.unlink()
         written.append(target)
     return written
+
+
+def save_core_cache(node: "hou.SopNode", out_dir: str | os.PathLike[str], name: str = "cloth",
+                    fmt: str = "usd") -> list[Path]:
+    """Write a cloth solver node's cached frames with the core's cache writers
+    (:func:`pbdcloth.io.cache.write_cache`: one USD layer, or Houdini ``.geo`` / OBJ files per
+    frame), straight from the cache: nothing is cooked. For hython and pipelines that want the
+    caches the ``pbdcloth`` command line writes.
+
+    Raises:
+        GeometryError: the node has no cached cloth frames.
+    """
+    from ..io.cache import FrameData, write_cache
+
+    sim = node.cachedUserData(STATE_KEY)
+    if not isinstance(sim, NodeSimulation) or not isinstance(sim.stepper, ClothSolverStepper) \
+            or not len(sim.cache):
+        raise hgeo.GeometryError(f"node {node.path()} has no cached cloth frames to save; play "
+                                 "the simulation first (with Cache Simulation on)")
+    stepper = sim.stepper
+    frames = sim.cache.frames()
+    data = []
+    for frame in frames:
+        entry = sim.cache.get(frame)
+        assert entry is not None
+        state = entry.state["solver"]
+        data.append(FrameData(positions=state["positions"], triangles=stepper.solver.triangles,
+                              velocities=state["velocities"]))
+    return write_cache(out_dir, name, fmt, frames, data, fps=stepper.fps)
 
 
 # --- Cloth solver --------------------------------------------------------------------------------
