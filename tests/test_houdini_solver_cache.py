@@ -447,3 +447,31 @@ def test_the_cached_frames_go_to_the_cores_caches_without_cooking(hou, tmp_path:
     _, _, empty = _solver()
     with pytest.raises(ValueError, match="no cached cloth frames"):
         sops.save_core_cache(empty, tmp_path)
+
+
+def test_a_deforming_collider_is_handed_the_polygons_points_each_frame(hou, monkeypatch) -> None:  # type: ignore
+    """The plug for deforming collision meshes: a collider with ``set_points`` made from the
+    polygons gets their points at every simulated frame (and the node does not warn)."""
+    from pbdcloth.colliders.shapes import Sphere
+    from pbdcloth.houdini import vdb as hvdb
+
+    class Follower(Sphere):
+        def __init__(self) -> None:
+            super().__init__((0.0, -5.0, 0.0), 0.1)
+            self.seen: list[np.ndarray] = []
+
+        def set_points(self, points: np.ndarray) -> None:
+            self.seen.append(points.copy())
+
+    follower = Follower()
+    monkeypatch.setattr(hvdb, "colliders_from_geometry", lambda geo, vs, band: [follower])
+    ball, faces = scenes.grid_quads(4, 4, size=0.4, height=0.5)
+
+    def polygons(frame: float):  # type: ignore[no-untyped-def]
+        return scenes.geometry(ball + [0.0, -0.01 * frame, 0.0], faces)
+
+    _, _, node = _solver()
+    node._inputs[1] = scenes.source("/obj/body", polygons)
+    node._cook(5, sops.cook_solver)
+    assert len(follower.seen) == 4 and not node.warnings()
+    np.testing.assert_allclose(follower.seen[-1], ball + [0.0, -0.05, 0.0])

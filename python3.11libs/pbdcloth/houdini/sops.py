@@ -37,7 +37,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -454,14 +454,25 @@ def save_core_cache(node: "hou.SopNode", out_dir: str | os.PathLike[str], name: 
 
 # --- Cloth solver --------------------------------------------------------------------------------
 
+@runtime_checkable
+class DeformingCollider(Protocol):
+    """A collider made from the collision polygons that follows their points frame by frame
+    (the mesh collider of deforming characters implements it; the VDB-from-Polygons collider
+    does not, and keeps its start-frame shape)."""
+
+    def set_points(self, points: F64) -> None:
+        """The polygons' points (N, 3) [m] at the end of the coming frame, in point order."""
+        ...
+
+
 @dataclass
 class CollisionInput:
     """The collision input (input 1), read at each simulated frame.
 
     VDB signed distance fields move their colliders rigidly (the voxels are read once at the
     start frame; their lattice placement each frame). Closed polygons are converted once with
-    *VDB from Polygons*; their points are read each frame, so a deforming collision mesh is seen
-    (:attr:`deformed`) and, with a mesh collider, would be handed its new points here.
+    *VDB from Polygons*; their points are read each frame: a :class:`DeformingCollider` made
+    from them is handed the new points, any other marks the input :attr:`deformed`.
 
     Attributes:
         vdb_numbers: primitive number of each VDB collider (the first solver colliders).
@@ -510,9 +521,16 @@ class CollisionInput:
             if move and move_to is not None:
                 move_to(rigid_motion(start, placed))
         if self.polygon_points:
-            points = _positions_digest(geo)
-            parts.append(points)
-            self.deformed = self.deformed or points != self.polygon_points
+            points = hgeo.read_positions(geo)
+            digest = _digest(str(points.shape[0]), points.tobytes())
+            parts.append(digest)
+            mesh = colliders[len(self.vdb_numbers)] if len(colliders) > len(self.vdb_numbers) \
+                else None
+            if isinstance(mesh, DeformingCollider):
+                if move:
+                    mesh.set_points(points)
+            elif digest != self.polygon_points:
+                self.deformed = True
         return _digest(*parts)
 
 
@@ -534,7 +552,8 @@ def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"],
     collision.vdb_frames = [index_frame(p) for p in vdbs]
     collision.prim_count = len(prims)
     if len(vdbs) < len(prims):
-        collision.polygon_points = _positions_digest(geo)
+        points = hgeo.read_positions(geo)
+        collision.polygon_points = _digest(str(points.shape[0]), points.tobytes())
     return colliders, collision
 
 
