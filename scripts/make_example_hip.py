@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "python3.11libs") not in sys.path:
     sys.path.insert(0, str(ROOT / "python3.11libs"))
 
+from pbdcloth.houdini import hda  # noqa: E402
 from pbdcloth.houdini.operators import PREPROCESS, SOLVER  # noqa: E402
 
 LIBRARY = ROOT / "hda" / "pbdcloth.hda"
@@ -31,13 +32,7 @@ NETWORK = "pbdcloth_example"
 
 def install_library() -> None:
     """Install ``hda/pbdcloth.hda`` in this session unless its operators are already known."""
-    import hou
-
-    if hou.nodeType(hou.sopNodeTypeCategory(), SOLVER.type_name) is None:
-        hou.hda.installFile(str(LIBRARY))
-    for op in (PREPROCESS, SOLVER):
-        if hou.nodeType(hou.sopNodeTypeCategory(), op.type_name) is None:
-            raise RuntimeError(f"operator {op.type_name} not found after installing {LIBRARY}")
+    hda.install_library(LIBRARY)
 
 
 def build(rows: int = 30, voxel_size: float = 0.02) -> "hou.SopNode":

@@ -4,11 +4,13 @@
     hython scripts/simulate.py SCENE.hip --node /obj/cloth/solver --frames 1 120 \\
         --out 'cache/cloth.$F4.bgeo.sc'
 
-Frames are cooked in increasing order by the pipeline's run loop
-(:class:`pbdcloth.pipeline.run.Run`, one cook per frame), so a pbdcloth solver steps once per
-frame. Each file is
-written to a temporary name beside its target and renamed over it, so an interrupted run never
-leaves a half-written frame. Quote the ``--out`` pattern so the shell keeps ``$F4``.
+The pbdcloth asset library (``hda/pbdcloth.hda`` beside this script) is installed in the
+session first unless its operators are known already, so a farm's hython without the Houdini
+package loaded meets no unknown node types. Frames are cooked in increasing order by the
+pipeline's run loop (:class:`pbdcloth.pipeline.run.Run`, one cook per frame), so a pbdcloth
+solver steps once per frame. Each file is written to a temporary name beside its target and
+renamed over it, so an interrupted run never leaves a half-written frame. Quote the ``--out``
+pattern so the shell keeps ``$F4``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "python3.11libs") not in sys.path:
     sys.path.insert(0, str(ROOT / "python3.11libs"))
 
+from pbdcloth.houdini.hda import install_library  # noqa: E402
 from pbdcloth.io.obj import frame_path  # noqa: E402
 from pbdcloth.pipeline.run import Run  # noqa: E402
 
@@ -117,6 +120,7 @@ def simulate(hip: str, node_path: str, start: int, end: int, pattern: str) -> li
     """Load ``hip``, cook ``node_path`` at each frame, write each frame atomically."""
     import hou
 
+    install_library(ROOT / "hda" / "pbdcloth.hda")
     hou.hipFile.load(hip, suppress_save_prompt=True, ignore_load_warnings=True)
     node = hou.node(node_path)
     if not isinstance(node, hou.SopNode):

@@ -78,6 +78,10 @@ class NodeError(Error):
     pass
 
 
+class OperationInterrupted(Error):
+    pass
+
+
 _DTYPES = {
     "numericData.Float32": np.dtype("<f4"),
     "numericData.Float64": np.dtype("<f8"),
@@ -135,6 +139,7 @@ class Attrib:
                  _size: int, _array: bool) -> None:
         self._geo, self._kind, self._name = _geo, _kind, _name
         self._data, self._size, self._array = _data, _size, _array
+        self._options: dict[str, Any] = {}
 
     def name(self) -> str:
         return self._name
@@ -147,6 +152,13 @@ class Attrib:
 
     def isArrayType(self) -> bool:
         return self._array
+
+    def setOption(self, name: str, value: Any, type_hint: Any = None) -> None:
+        self._geo._check_writable()
+        self._options[name] = value
+
+    def option(self, option_name: str) -> Any:
+        return self._options.get(option_name)
 
     def destroy(self) -> None:
         table = self._geo._point_attribs if self._kind is attribType.Point \
@@ -328,6 +340,9 @@ class Geometry:
     def primCount(self) -> int:
         return len(self._prims)
 
+    def prim(self, index: int) -> Prim | None:
+        return self._prims[index] if 0 <= index < len(self._prims) else None
+
     def prims(self) -> tuple[Prim, ...]:
         return tuple(self._prims)
 
@@ -432,6 +447,15 @@ class Geometry:
         drop = {id(p) for p in prims}
         self._prims = [p for p in self._prims if id(p) not in drop]
 
+    def saveToFile(self, file_name: str) -> None:
+        """Writes P and the other float point attributes as JSON (a stand-in for .bgeo.sc)."""
+        import json
+
+        data = {"pointcount": self._count,
+                "point": {n: np.asarray(v).tolist() for n, v in self._point_values.items()}}
+        with open(file_name, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+
     def _check_writable(self) -> None:
         if self._read_only:
             raise OperationFailed("GeometryPermissionError: the geometry is read-only")
@@ -440,13 +464,88 @@ class Geometry:
 # --- nodes, parameters, verbs ---------------------------------------------------------------------
 
 
+class _Expression:
+    """A parameter holding an expression: ``text`` as Houdini shows it, ``fn(frame)`` its value."""
+
+    def __init__(self, text: str, fn: Callable[[float], Any]) -> None:
+        self.text, self.fn = text, fn
+
+
+class _Keys:
+    """A parameter animated by keyframes ``{frame: value}``: linear between keys, constant
+    outside them (the double's stand-in for Houdini's segment functions)."""
+
+    def __init__(self, keys: dict[float, float]) -> None:
+        self.keys = dict(sorted((float(f), float(v)) for f, v in keys.items()))
+
+    def at(self, frame: float) -> float:
+        frames = list(self.keys)
+        return float(np.interp(frame, frames, [self.keys[f] for f in frames]))
+
+
+class BaseKeyframe:
+    def __init__(self, _frame: float, _expression: str = "") -> None:
+        self._frame, self._expression = float(_frame), _expression
+
+    def frame(self) -> float:
+        return self._frame
+
+    def expression(self) -> str:
+        return self._expression
+
+    def isExpressionSet(self) -> bool:
+        return bool(self._expression)
+
+    def asCode(self, brief: bool = False, save_keys_in_frames: bool = False,
+               function_name: str | None = None) -> str:
+        return f"hou_keyframe.setFrame({self._frame!r})\nexpression={self._expression!r}"
+
+
+class Keyframe(BaseKeyframe):
+    def __init__(self, _frame: float, _value: float | None, _expression: str = "") -> None:
+        super().__init__(_frame, _expression)
+        self._value = _value
+
+    def value(self) -> float:
+        if self._value is None:
+            raise KeyframeValueNotSet("value not set")
+        return float(self._value)
+
+    def isValueSet(self) -> bool:
+        return self._value is not None
+
+    def asCode(self, brief: bool = False, save_keys_in_frames: bool = False,
+               function_name: str | None = None) -> str:
+        return super().asCode(brief, save_keys_in_frames, function_name) + \
+            f"\nvalue={self._value!r}"
+
+
+class KeyframeValueNotSet(Error):
+    pass
+
+
 class Parm:
-    def __init__(self, _node: "SopNode", _name: str) -> None:
-        self._node, self._name = _node, _name
+    """One parameter (or one component of a vector ``ParmTuple``). Its raw value is a constant,
+    an :class:`_Expression` (or a plain callable of the frame), or :class:`_Keys`."""
+
+    def __init__(self, _node: "SopNode", _name: str, _index: int | None = None) -> None:
+        self._node, self._name, self._index = _node, _name, _index
+
+    def _raw(self) -> Any:
+        value = self._node._parm_values[self._name]
+        return value if self._index is None else value[self._index]
+
+    def _value_at(self, frame: float) -> Any:
+        raw = self._raw()
+        self._node._parm_evaluations += 1
+        if isinstance(raw, _Keys):
+            return raw.at(frame)
+        if isinstance(raw, _Expression):
+            return raw.fn(frame)
+        return raw(frame) if callable(raw) else raw
 
     def _value(self) -> Any:
-        value = self._node._parm_values[self._name]
-        return value(self._node._frame) if callable(value) else value
+        return self._value_at(self._node._frame)
 
     def evalAsFloat(self) -> float:
         return float(self._value())
@@ -457,13 +556,86 @@ class Parm:
     def evalAsString(self) -> str:
         return str(self._value())
 
+    def evalAsFloatAtFrame(self, frame: float) -> float:
+        return float(self._value_at(frame))
+
+    def evalAsIntAtFrame(self, frame: float) -> int:
+        return int(self._value_at(frame))
+
+    def evalAsStringAtFrame(self, frame: float) -> str:
+        return str(self._value_at(frame))
+
+    def evalAtFrame(self, frame: float) -> int | float | str:
+        value = self._value_at(frame)
+        return value if isinstance(value, (int, float, str)) else str(value)
+
+    def keyframes(self) -> tuple[BaseKeyframe, ...]:
+        raw = self._raw()
+        if isinstance(raw, _Keys):
+            return tuple(Keyframe(f, v) for f, v in raw.keys.items())
+        if isinstance(raw, _Expression):
+            return (Keyframe(0.0, None, raw.text),)
+        if callable(raw):
+            return (Keyframe(0.0, None, f"python: {raw!r}"),)
+        return ()
+
+    def unexpandedString(self) -> str:
+        return str(self._raw())
+
+    def rawValue(self) -> str:
+        keys = self.keyframes()
+        if keys and keys[0].isExpressionSet():
+            return keys[0].expression()
+        return str(self._value())
+
+    def isTimeDependent(self) -> bool:
+        raw = self._raw()
+        if isinstance(raw, _Keys):
+            return len(set(raw.keys.values())) > 1
+        return isinstance(raw, _Expression) or callable(raw)
+
 
 class ParmTuple:
     def __init__(self, _node: "SopNode", _name: str) -> None:
         self._node, self._name = _node, _name
 
+    def __getitem__(self, index: int) -> Parm:
+        return Parm(self._node, self._name, index)
+
+    def __len__(self) -> int:
+        return len(self._node._parm_values[self._name])
+
+    def __iter__(self) -> Any:
+        return iter([self[k] for k in range(len(self))])
+
     def evalAsFloats(self) -> tuple[float, ...]:
-        return tuple(float(c) for c in self._node._parm_values[self._name])
+        return tuple(p.evalAsFloat() for p in self)
+
+    def evalAsFloatsAtFrame(self, frame: float) -> tuple[float, ...]:
+        return tuple(p.evalAsFloatAtFrame(frame) for p in self)
+
+
+class InterruptableOperation:
+    """Checks for Esc at each ``updateProgress``: the double presses it at the call number
+    ``_state.interrupt_on_call`` (counting every call since the state was made)."""
+
+    def __init__(self, operation_name: str, long_operation_name: str | None = None,
+                 open_interrupt_dialog: bool = False, timeout_ms: int = 0) -> None:
+        self._name = operation_name
+        _state.operations.append(operation_name)
+
+    def updateProgress(self, percentage: float = -1.0) -> None:
+        _state.progress_calls += 1
+        _state.progress.append(float(percentage))
+        if _state.interrupt_on_call and _state.progress_calls == _state.interrupt_on_call:
+            _state.interrupt_on_call = 0
+            raise OperationInterrupted("Cooking was interrupted")
+
+    def __enter__(self) -> "InterruptableOperation":
+        return self
+
+    def __exit__(self, type: Any, value: Any, traceback: Any) -> None:  # noqa: A002
+        return None
 
 
 class SopNode:
@@ -471,8 +643,14 @@ class SopNode:
 
     def __init__(self, _path: str, _parms: dict[str, Any] | None = None,
                  _inputs: Sequence["SopNode | None"] = (),
-                 _source: Callable[[float], Geometry] | None = None) -> None:
+                 _source: Callable[[float], Geometry] | None = None,
+                 _time_dependent: bool = True,
+                 _cook_fn: Callable[["SopNode"], None] | None = None) -> None:
         self._path = _path
+        self._time_dependent = _time_dependent
+        self._cook_fn = _cook_fn
+        self._warnings: list[str] = []
+        self._parm_evaluations = 0
         self._parm_values = dict(_parms or {})
         self._inputs = list(_inputs)
         self._source = _source
@@ -515,12 +693,47 @@ class SopNode:
     def cachedUserData(self, name: str) -> Any:
         return self._user_data.get(name)
 
+    def destroyCachedUserData(self, name: str, must_exist: bool = True) -> None:
+        if name not in self._user_data:
+            if must_exist:
+                raise OperationFailed(f"no cached user data {name!r}")
+            return
+        del self._user_data[name]
+
+    def isTimeDependent(self, for_last_cook: bool = False) -> bool:
+        """A source says so itself; a cooked node is when a parameter or an input is."""
+        own = self._time_dependent if self._source is not None else any(
+            Parm(self, name).isTimeDependent() for name in self._parm_values)
+        return own or any(n is not None and n.isTimeDependent() for n in self._inputs)
+
+    def addWarning(self, message: str | None = None) -> None:
+        self._warnings.append(message or "")
+
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self._warnings)
+
+    def geometryAtFrame(self, frame: float, output_index: int = 0) -> Geometry | None:
+        if self._source is not None:
+            geo = self._source(float(frame))
+            geo._read_only = True
+            return geo
+        if self._cook_fn is None:
+            raise OperationFailed(f"{self._path} cannot cook")
+        geo = self._cook(frame, self._cook_fn)
+        geo._read_only = True
+        return geo
+
+    def cook(self, force: bool = False, frame_range: Sequence[float] = ()) -> None:
+        if self._cook_fn is not None:
+            self._cook(frame_range[0] if frame_range else self._frame, self._cook_fn)
+
     def setCachedUserData(self, name: str, value: Any) -> None:
         self._user_data[name] = value
 
     def _cook(self, frame: float, cook: Callable[["SopNode"], None]) -> Geometry:
         """Cook like a Python SOP at ``frame``: output starts as a copy of input 0."""
         self._frame = float(frame)
+        self._warnings = []
         upstream = self._inputs[0] if self._inputs else None
         self._output = Geometry(upstream._source(self._frame)) \
             if upstream is not None and upstream._source is not None else Geometry()
@@ -570,11 +783,43 @@ class OpNodeTypeCategory:
         return self._verbs.get(verb_name)
 
 
+class NodeType:
+    def __init__(self, _name: str) -> None:
+        self._name = _name
+
+    def name(self) -> str:
+        return self._name
+
+
+class hda:  # noqa: N801 - hou's spelling
+    """Installing an asset library makes the operators its INDEX__SECTION names known."""
+
+    @staticmethod
+    def installFile(file_path: str, oplibraries_file: str | None = None,
+                    change_oplibraries_file: bool = True, force_use_assets: bool = False
+                    ) -> None:
+        from pathlib import Path
+
+        index = Path(file_path) / "INDEX__SECTION"
+        if not index.is_file():
+            raise OperationFailed(f"Unable to install {file_path}")
+        _state.installs.append((file_path, change_oplibraries_file))
+        for line in index.read_text(encoding="utf-8").splitlines():
+            if line.startswith("Operator:"):
+                _state.node_types.add(line.split(":", 1)[1].strip())
+
+
 class _State:
     def __init__(self) -> None:
         self.fps = 24.0
         self.current: SopNode | None = None
         self.category = OpNodeTypeCategory()
+        self.interrupt_on_call = 0
+        self.progress_calls = 0
+        self.progress: list[float] = []
+        self.operations: list[str] = []
+        self.node_types: set[str] = set()
+        self.installs: list[tuple[str, bool]] = []
 
 
 _state = _State()
@@ -592,6 +837,10 @@ def fps() -> float:
 
 def frame(full_precision: bool = False) -> float:
     return _state.current._frame if _state.current is not None else 1.0
+
+
+def nodeType(category_or_name: Any, internal_name: str | None = None) -> NodeType | None:
+    return NodeType(internal_name) if internal_name in _state.node_types else None
 
 
 def sopNodeTypeCategory() -> OpNodeTypeCategory:

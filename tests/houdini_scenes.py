@@ -68,14 +68,19 @@ def vdb_geometry(*vdbs: hou.VDB) -> hou.Geometry:
     return geo
 
 
-def source(path: str, make: Callable[[float], hou.Geometry]) -> hou.SopNode:
-    """An upstream node whose geometry at a frame is ``make(frame)`` (a fresh copy each time)."""
-    return hou.SopNode(path, _source=lambda f: hou.Geometry(make(f)))
+def source(path: str, make: Callable[[float], hou.Geometry],
+           animated: bool = True) -> hou.SopNode:
+    """An upstream node whose geometry at a frame is ``make(frame)`` (a fresh copy each time);
+    ``animated=False`` says it is not time dependent (its geometry is the same at every frame)."""
+    return hou.SopNode(path, _source=lambda f: hou.Geometry(make(f)), _time_dependent=animated)
 
 
 def cooked(node: hou.SopNode, cook: Callable[[Any], None]) -> hou.SopNode:
-    """An upstream node that is ``node`` cooked by ``cook`` at the requested frame."""
-    return hou.SopNode(node.path() + "_out", _source=lambda f: hou.Geometry(node._cook(f, cook)))
+    """An upstream node that is ``node`` cooked by ``cook`` at the requested frame (time
+    dependent when one of ``node``'s inputs is)."""
+    node._cook_fn = cook
+    return hou.SopNode(node.path() + "_out", _source=lambda f: hou.Geometry(node._cook(f, cook)),
+                       _inputs=[node], _time_dependent=False)
 
 
 def parm_values(op: Operator, **overrides: Any) -> dict[str, Any]:
@@ -83,7 +88,8 @@ def parm_values(op: Operator, **overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for p in op.parameters:
         values[p.name] = p.decl.default
-    values[CURRENT_FRAME] = lambda frame: frame
+    if CURRENT_FRAME in values:
+        values[CURRENT_FRAME] = hou._Expression("$FF", lambda frame: frame)
     unknown = set(overrides) - set(values)
     if unknown:
         raise KeyError(f"{op.name} has no parameters {sorted(unknown)}")

@@ -152,9 +152,12 @@ def test_dialog_script_is_balanced_and_declares_every_parameter(op: Operator) ->
     assert set(found) == set(declared)
     for name, p in declared.items():
         info = found[name]
-        assert info.type == DIALOG_TYPE[p.decl.kind], name
+        assert info.type == (p.dialog_type or DIALOG_TYPE[p.decl.kind]), name
         default = reader.value_after(info.block, "default")
         assert isinstance(default, reader.Block)
+        if p.dialog_type == "button":
+            assert default.items == ["0"]
+            continue
         if p.default_expression:
             expr = default.items[0]
             assert isinstance(expr, reader.Block) and expr.items == [p.default_expression,
@@ -272,6 +275,9 @@ def test_package_file_puts_the_repo_on_houdini_path_and_scans_hda() -> None:
     assert pkg["hpath"] == "$HOUDINI_PACKAGE_PATH"
     scan = [e["HOUDINI_OTLSCAN_PATH"] for e in pkg["env"] if "HOUDINI_OTLSCAN_PATH" in e]
     assert scan == [{"value": ["$HOUDINI_PACKAGE_PATH/hda"], "method": "append"}]
+    # Loaded only by a Houdini whose Python is the one python3.11libs/ is for (20.5, 21.0).
+    assert pkg["enable"] == "houdini_python == 'python3.11'"
+    assert (ROOT / "python3.11libs").is_dir()
     assert (ROOT / "python3.11libs" / "pbdcloth" / "houdini" / "sops.py").is_file()
 
 
@@ -281,3 +287,105 @@ def test_parameter_reference_lists_every_visible_parameter() -> None:
         assert op.type_name in text
         for p in op.parameters:
             assert (f"| `{p.name}` |" in text) != p.invisible, p.name
+
+
+# --- regeneration with new settings and the cache section ----------------------------------------
+
+def check_library(lib: Path, operators: tuple[Operator, ...]) -> None:
+    """The structure checks on an expanded library folder: Sections.list names files that
+    exist, INDEX__SECTION has a well-formed block per operator, each DialogScript is balanced and
+    declares exactly the operator's parameters, each icon is an SVG document."""
+    entries = reader.read_sections_list(lib / "Sections.list")
+    assert entries[:2] == [("INDEX__SECTION", "INDEX_SECTION"),
+                           ("houdini.hdalibrary", "houdini.hdalibrary")]
+    for file, _ in entries:
+        assert (lib / file).exists(), file
+    blocks = reader.read_index(lib / "INDEX__SECTION")
+    assert [b["Operator"] for b in blocks] == [op.type_name for op in operators]
+    for block, op in zip(blocks, operators, strict=True):
+        folder = lib / hda.escape_section_name(op.table_name)
+        listed = [f for f, _ in reader.read_sections_list(folder / "Sections.list")]
+        assert sorted(listed) == sorted(p.name for p in folder.iterdir()
+                                        if p.name != "Sections.list")
+        dialog = reader.parse((folder / "DialogScript").read_text(encoding="utf-8"))
+        assert {p.name for p in reader.parms(dialog)} == {p.name for p in op.parameters}
+        assert block["Icon"] == f"opdef:/{op.table_name}?IconSVG"
+        svg = ET.fromstring((folder / "IconSVG").read_text(encoding="utf-8"))
+        assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_the_committed_library_passes_the_structure_checks() -> None:
+    check_library(LIB, OPERATORS)
+
+
+def test_a_new_setting_regenerates_into_a_well_formed_library(tmp_path: Path) -> None:
+    """settings.py gaining a setting (as other issues add them) regenerates the solver with the
+    new parameter beside the cache's, and the regenerated library passes the checks."""
+    from pbdcloth.houdini import operators
+    from pbdcloth.settings import CLOTH_SETTINGS, Setting
+
+    extra = Setting(name="air_drag", kind=KIND_FLOAT, default=0.1, minimum=0.0, maximum=10.0,
+                    unit="1/s", label="Air Drag", group="Forces", help="Drag of still air.")
+    solver = operators.solver_operator(CLOTH_SETTINGS + (extra,))
+    ops = (operators.PREPROCESS, solver, operators.SPRING_CHAINS)
+    lib = tmp_path / "pbdcloth.hda"
+    for rel, text in hda.library_files(ops).items():
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lib / rel).write_text(text, encoding="utf-8")
+    check_library(lib, ops)
+    dialog = reader.parse((lib / hda.escape_section_name(solver.table_name) / "DialogScript")
+                          .read_text(encoding="utf-8"))
+    names = [p.name for p in reader.parms(dialog)]
+    assert "air_drag" in names
+    assert names[-5:] == ["cache_simulation", "cache_memory", "reset_simulation", "cache_path",
+                          "save_to_disk"]
+    # Negative control: a dropped section file fails the checks.
+    (lib / hda.escape_section_name(solver.table_name) / "IconSVG").unlink()
+    with pytest.raises(AssertionError):
+        check_library(lib, ops)
+
+
+@pytest.mark.parametrize("op", [o for o in OPERATORS if o.name != "cloth_preprocess"],
+                         ids=lambda o: o.name)
+def test_cache_buttons_call_the_package_and_the_help_explains_caching(op: Operator) -> None:
+    found = {p.name: p for p in reader.parms(_dialog(op))}
+    for name, function in (("reset_simulation", "reset_simulation"),
+                           ("save_to_disk", "save_to_disk")):
+        info = found[name]
+        assert info.type == "button"
+        tags = {}
+        for k, item in enumerate(info.block.items[:-1]):
+            nxt = info.block.items[k + 1]
+            if item == "parmtag" and isinstance(nxt, reader.Block):
+                tags[nxt.items[0]] = nxt.items[1]
+        assert tags["script_callback_language"] == "python"
+        script = str(tags["script_callback"])
+        assert script.endswith(f".{function}(kwargs['node'])")
+        called: list[object] = []
+        fake_sops = type("sops", (), {function: staticmethod(lambda node: called.append(node))})
+        eval(script, {"__import__": lambda *a, **k: fake_sops},  # noqa: S307
+             {"kwargs": {"node": "n"}})
+        assert called == ["n"] and callable(getattr(sops, function))
+    assert found["cache_path"].type == "file"
+    assert reader.value_after(found["cache_memory"].block, "disablewhen") == \
+        "{ cache_simulation == 0 }"
+    help_text = (_folder(op) / "Help").read_text(encoding="utf-8")
+    assert "== Caching ==" in help_text and "Cache Memory (MB)" in help_text
+    assert "Esc" in help_text and "Reset Simulation" in help_text
+
+
+def test_readme_install_lines_work_in_a_plain_shell() -> None:
+    """$HOUDINI_USER_PREF_DIR is Houdini's, unset in a plain shell: the README's shell lines
+    only hand it to hython inside single quotes, never let the shell expand it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Houdini"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks = section.split("```sh")[1:]
+    assert blocks
+    lines = [ln for b in blocks for ln in b.split("```")[0].splitlines()]
+    import re
+
+    for line in lines:
+        unquoted = re.sub(r"'[^']*'", "''", line)
+        assert "$HOUDINI_USER_PREF_DIR" not in unquoted, line
+    assert any("$HOUDINI_USER_PREF_DIR" in line for line in lines)  # asked of hython

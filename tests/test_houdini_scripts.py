@@ -41,3 +41,27 @@ def test_usage_errors_exit_with_status_2(tmp_path: Path,
     assert simulate.main([str(tmp_path / "none.hip"), "--node", "/n", "--frames", "1", "2",
                           "--out", "x.$F4.bgeo"]) == 2
     assert "no such .hip file" in capsys.readouterr().err
+
+
+def test_simulate_installs_the_asset_library_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A farm's hython without the package: the library is installed (the user's OPlibraries
+    file untouched) before the .hip is loaded; once the types are known, nothing is installed."""
+    import hou_double
+    from pbdcloth.houdini import hda
+    from pbdcloth.houdini.operators import OPERATORS
+
+    monkeypatch.setitem(sys.modules, "hou", hou_double)
+    monkeypatch.setattr(hou_double, "_state", hou_double._State())
+    library = ROOT / "hda" / "pbdcloth.hda"
+    assert hda.library_path() == library or "PBDCLOTH_ROOT" in __import__("os").environ
+    hda.install_library(library)
+    assert hou_double._state.installs == [(str(library), False)]
+    assert {op.type_name for op in OPERATORS} <= hou_double._state.node_types
+    hda.install_library(library)
+    assert len(hou_double._state.installs) == 1
+    monkeypatch.setattr(hou_double, "_state", hou_double._State())
+    with pytest.raises(FileNotFoundError, match="no pbdcloth asset library"):
+        hda.install_library(ROOT / "missing.hda")
+    source = (ROOT / "scripts" / "simulate.py").read_text(encoding="utf-8")
+    body = source[source.index("def simulate("):]
+    assert body.index("install_library(") < body.index("hou.hipFile.load(")

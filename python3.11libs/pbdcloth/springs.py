@@ -443,6 +443,14 @@ class SpringChain:
         """The current :class:`SpringState` (its arrays are read-only)."""
         return self._state
 
+    @state.setter
+    def state(self, value: SpringState) -> None:
+        """Restore a state taken from :attr:`state` (copied; the joint count is checked)."""
+        if not isinstance(value, SpringState) or value.joint_count != self.joint_count:
+            raise SpringChainError(
+                f"a chain of {self.joint_count} joints cannot take the state {value!r}")
+        self._state = _read_only(value.copy())
+
     # --- read-only views -------------------------------------------------------------------
     @property
     def joint_count(self) -> int:

@@ -173,3 +173,29 @@ def test_spring_chains_sop_swings_a_line_like_the_core() -> None:
     np.testing.assert_allclose(got, chain.positions, atol=1e-6)
     assert got[-1, 1] < rest[-1, 1] - 0.05  # it fell
     geo.destroy()
+
+
+def test_keyed_damping_is_sampled_per_frame_and_scrubbing_is_a_lookup(
+        example: hou.SopNode) -> None:
+    """In a real Houdini: a keyed parameter does not restart the simulation each frame, and
+    going back is a lookup (the counts come from the node's cached simulation)."""
+    from pbdcloth.houdini import sops
+
+    parm = example.parm("damping")
+    assert parm is not None
+    for frame, value in ((1, 0.0), (10, 2.0)):
+        key = hou.Keyframe()
+        key.setFrame(frame)
+        key.setValue(value)
+        parm.setKeyframe(key)
+    for frame in range(1, 11):
+        hou.setFrame(frame)
+        _geometry(example)
+    sim = example.cachedUserData(sops.STATE_KEY)
+    assert isinstance(sim, sops.NodeSimulation) and sim.stepped == 9
+    hou.setFrame(4)
+    _geometry(example)
+    hou.setFrame(10)
+    _geometry(example)
+    assert example.cachedUserData(sops.STATE_KEY) is sim and sim.stepped == 9
+    assert sim.cache.frames() == list(range(1, 11))

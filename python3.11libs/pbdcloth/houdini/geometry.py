@@ -58,8 +58,13 @@ def read_positions(geo: "hou.Geometry") -> F64:
     return read_point_floats(geo, "P", 3)
 
 
-def write_point_floats(geo: "hou.Geometry", name: str, values: NDArray[np.floating]) -> None:
-    """Write an (N,) or (N, k) float array as a point attribute, creating it if needed."""
+def write_point_floats(geo: "hou.Geometry", name: str, values: NDArray[np.floating],
+                       replace: bool = False) -> "hou.Attrib":
+    """Write an (N,) or (N, k) float array as a point attribute, creating it if needed.
+
+    An existing attribute of another size or type is replaced with ``replace``, else refused
+    with a GeometryError naming it (never Houdini's bare ``OperationFailed``).
+    """
     import hou
 
     arr = np.ascontiguousarray(values, dtype=np.float32)
@@ -69,10 +74,31 @@ def write_point_floats(geo: "hou.Geometry", name: str, values: NDArray[np.floati
         raise GeometryError(
             f"cannot write {arr.shape[0]} values of {name!r} to geometry with {count} points"
         )
-    if geo.findPointAttrib(name) is None:
-        default: float | tuple[float, ...] = 0.0 if size == 1 else (0.0,) * size
-        geo.addAttrib(hou.attribType.Point, name, default)
-    geo.setPointFloatAttribValuesFromString(name, arr.tobytes(), float_type=hou.numericData.Float32)
+    attrib = geo.findPointAttrib(name)
+    if attrib is not None and (attrib.size() != size or attrib.dataType() != hou.attribData.Float):
+        if not replace:
+            raise GeometryError(
+                f"point attribute {name!r} exists with {attrib.size()} "
+                f"{attrib.dataType().name()} value(s) per point; pbdcloth writes {size} "
+                "float(s) there: rename or delete it upstream")
+        attrib.destroy()
+        attrib = None
+    try:
+        if attrib is None:
+            default: float | tuple[float, ...] = 0.0 if size == 1 else (0.0,) * size
+            attrib = geo.addAttrib(hou.attribType.Point, name, default)
+        geo.setPointFloatAttribValuesFromString(name, arr.tobytes(),
+                                                float_type=hou.numericData.Float32)
+    except hou.OperationFailed as exc:
+        raise GeometryError(f"could not write point attribute {name!r}: {exc}") from None
+    return attrib
+
+
+def write_velocities(geo: "hou.Geometry", velocities: NDArray[np.floating]) -> None:
+    """Write ``v`` [m/s], (N, 3), typed as a vector so that transforms rotate it; a ``v`` of
+    another size is replaced (``v`` is velocity by Houdini's convention)."""
+    attrib = write_point_floats(geo, "v", velocities, replace=True)
+    attrib.setOption("type", "vector")
 
 
 def write_positions(geo: "hou.Geometry", positions: NDArray[np.floating]) -> None:

@@ -16,7 +16,9 @@ outside), so regenerating gives identical bytes and a test can catch drift.
 from __future__ import annotations
 
 import math
+import os
 import unicodedata
+from pathlib import Path
 from typing import Iterable
 
 from ..settings import (
@@ -35,6 +37,9 @@ LIBRARY_NAME = "pbdcloth.hda"
 MODIFIED = "Mon Jan  1 00:00:00 2024"
 OPERATOR_SECTIONS = ("DialogScript", "PythonCook", "TypePropertiesOptions", "Help",
                      "Tools.shelf", "FunctionName", "CreateScript")
+ICON_SECTION = "IconSVG"
+"""An operator's own icon; ``INDEX__SECTION`` points at it as ``opdef:/TABLE/NAME?IconSVG``
+(as SideFX Labs' public assets do)."""
 
 _DIALOG_TYPES = {
     KIND_FLOAT: "float",
@@ -44,6 +49,40 @@ _DIALOG_TYPES = {
     KIND_CHOICE: "string",
     KIND_STRING: "string",
 }
+
+
+def library_path() -> Path:
+    """Where ``hda/pbdcloth.hda`` is: under ``$PBDCLOTH_ROOT`` (set by the Houdini package),
+    else beside the ``python3.11libs`` folder this module was imported from."""
+    root = os.environ.get("PBDCLOTH_ROOT")
+    base = Path(root) if root else Path(__file__).resolve().parents[3]
+    return base / "hda" / LIBRARY_NAME
+
+
+def install_library(path: str | os.PathLike[str] | None = None) -> Path:
+    """Install the asset library in this Houdini session unless its operators are known already
+    (a farm's hython without the package loaded). The user's ``OPlibraries`` file is left
+    alone. Returns the library's path.
+
+    Raises:
+        FileNotFoundError: no library there.
+        RuntimeError: an operator is still unknown after installing.
+    """
+    import hou
+
+    library = Path(path) if path is not None else library_path()
+    missing = [op for op in OPERATORS
+               if hou.nodeType(hou.sopNodeTypeCategory(), op.type_name) is None]
+    if not missing:
+        return library
+    if not library.exists():
+        raise FileNotFoundError(f"no pbdcloth asset library at {library} (set PBDCLOTH_ROOT "
+                                "to the pbdcloth folder or load its Houdini package)")
+    hou.hda.installFile(str(library), change_oplibraries_file=False)
+    for op in missing:
+        if hou.nodeType(hou.sopNodeTypeCategory(), op.type_name) is None:
+            raise RuntimeError(f"operator {op.type_name} not found after installing {library}")
+    return library
 
 
 def escape_section_name(name: str) -> str:
@@ -111,11 +150,31 @@ def _help_line(decl: Setting) -> str:
     return " ".join([decl.help] + facts)
 
 
+def callback_script(p: Parameter) -> str:
+    """The Python a button runs: the named function of :mod:`pbdcloth.houdini.sops`."""
+    return (f"__import__('pbdcloth.houdini.sops', fromlist=['sops']).{p.callback}"
+            "(kwargs['node'])")
+
+
+def dialog_type(p: Parameter) -> str:
+    """The parameter's DialogScript type."""
+    return p.dialog_type or _DIALOG_TYPES[p.decl.kind]
+
+
 def _parm_block(p: Parameter, indent: str) -> list[str]:
     d = p.decl
     lines = [f"{indent}parm {{", f"{indent}    name    {quote(d.name)}",
              f"{indent}    label   {quote(d.label)}",
-             f"{indent}    type    {_DIALOG_TYPES[d.kind]}"]
+             f"{indent}    type    {dialog_type(p)}"]
+    if p.dialog_type == "button":
+        lines += [f"{indent}    default {{ \"0\" }}",
+                  f"{indent}    help    {quote(_help_line(d))}",
+                  f"{indent}    parmtag {{ {quote('script_callback')} "
+                  f"{quote(callback_script(p))} }}",
+                  f"{indent}    parmtag {{ {quote('script_callback_language')} "
+                  f"{quote('python')} }}",
+                  f"{indent}}}"]
+        return lines
     if p.invisible:
         lines.append(f"{indent}    invisible")
     if d.kind == KIND_VEC3:
@@ -211,7 +270,10 @@ def help_card(op: Operator) -> str:
     """The ``Help`` section in Houdini's wiki markup, one entry per parameter."""
     lines = [f"= {op.label} =", "", "#type: node", "#context: sop",
              f"#internal: {op.type_name}", "", f'"""{op.help.split(": ")[0].split(". ")[0]}."""',
-             "", op.help, "", "@inputs", ""]
+             "", op.help, ""]
+    for title, text in op.help_sections:
+        lines += [f"== {title} ==", "", text, ""]
+    lines += ["@inputs", ""]
     for k, label in enumerate(op.inputs):
         lines += [f"{label}:", f"    {'Required' if k < op.min_inputs else 'Optional'} input.", ""]
     lines += ["@parameters", ""]
@@ -309,9 +371,15 @@ def index_section(operators: Iterable[Operator]) -> str:
     return "".join(out)
 
 
+def operator_sections(op: Operator) -> tuple[str, ...]:
+    """The section files of one operator, in ``Sections.list`` order."""
+    return OPERATOR_SECTIONS + ((ICON_SECTION,) if op.icon_svg else ())
+
+
 def operator_files(op: Operator) -> dict[str, str]:
     """The sections of one operator, by file name."""
-    return {
+    icon = {ICON_SECTION: op.icon_svg} if op.icon_svg else {}
+    return icon | {
         "DialogScript": dialog_script(op),
         "PythonCook": python_cook(op),
         "TypePropertiesOptions": TYPE_PROPERTIES_OPTIONS,
@@ -336,8 +404,9 @@ def library_files(operators: Iterable[Operator] = OPERATORS) -> dict[str, str]:
     for op in ops:
         folder = escape_section_name(op.table_name)
         sections = operator_files(op)
-        files[f"{folder}/Sections.list"] = sections_list((s, s) for s in OPERATOR_SECTIONS)
-        for name in OPERATOR_SECTIONS:
+        names = operator_sections(op)
+        files[f"{folder}/Sections.list"] = sections_list((s, s) for s in names)
+        for name in names:
             files[f"{folder}/{name}"] = sections[name]
     return files
 
@@ -349,6 +418,8 @@ def _md(text: str) -> str:
 def _default_md(decl: Setting, p: Parameter) -> str:
     if p.default_expression:
         return f"`{p.default_expression}`"
+    if p.dialog_type == "button":
+        return "(button)"
     values = _default_values(decl)
     if decl.kind == KIND_VEC3:
         return "`(" + ", ".join(values) + ")`"

@@ -44,6 +44,9 @@ class Parameter:
         invisible: hidden from the user (still evaluated by the cook).
         default_expression: an HScript expression used as the default instead of a value.
         disable_when: a Houdini conditional such as ``{ model != pbd }``.
+        dialog_type: the dialog's type when not the kind's own (``button``, ``file``).
+        callback: for a button, the Python function of :mod:`pbdcloth.houdini.sops` it calls
+            with the node.
     """
 
     decl: Setting
@@ -51,6 +54,8 @@ class Parameter:
     invisible: bool = False
     default_expression: str = ""
     disable_when: str = ""
+    dialog_type: str = ""
+    callback: str = ""
 
     @property
     def name(self) -> str:
@@ -70,7 +75,8 @@ class Operator:
         output: label of the single output.
         parameters: the parameters, in dialog order (folders follow ``decl.group``).
         help: one paragraph for the node's help card.
-        icon: Houdini icon name.
+        icon_svg: the operator's icon (an SVG document, the ``IconSVG`` section).
+        help_sections: extra help-card sections, (title, text).
     """
 
     name: str
@@ -81,7 +87,13 @@ class Operator:
     output: str
     parameters: tuple[Parameter, ...]
     help: str
-    icon: str = "SOP_python"
+    icon_svg: str = ""
+    help_sections: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def icon(self) -> str:
+        """The icon Houdini shows: the asset's own ``IconSVG`` section."""
+        return f"opdef:/{self.table_name}?IconSVG" if self.icon_svg else "SOP_python"
 
     @property
     def type_name(self) -> str:
@@ -114,7 +126,7 @@ GROUP_COLLIDER_INPUT = "Collider input"
 START_FRAME = Parameter(_node_setting(
     "start_frame", KIND_INT, 1, "Start Frame", GROUP_SIMULATION,
     "Frame at which the simulation starts from the input's rest state. Cooking an earlier "
-    "frame shows the rest state; scrubbing backwards restarts from here.",
+    "frame shows the rest state; changing it starts the simulation over.",
 ))
 CURRENT_FRAME_PARM = Parameter(
     _node_setting(CURRENT_FRAME, KIND_FLOAT, 1.0, "Current Frame", GROUP_SIMULATION,
@@ -140,6 +152,84 @@ COLLIDER_BAND_VOXELS = Parameter(_node_setting(
     "than this from the surface sees no collider.", minimum=1, maximum=64,
 ))
 
+GROUP_CACHE = "Cache"
+
+CACHE_SIMULATION = Parameter(_node_setting(
+    "cache_simulation", KIND_BOOL, True, "Cache Simulation", GROUP_CACHE,
+    "Keep every simulated frame in memory, so scrubbing back or a downstream node asking for "
+    "an earlier frame is a lookup and playing forward resumes from the latest cached frame. "
+    "Off: only the current state is kept and going back simulates again from the start frame.",
+))
+CACHE_MEMORY = Parameter(_node_setting(
+    "cache_memory", KIND_FLOAT, 5000.0, "Cache Memory (MB)", GROUP_CACHE,
+    "Most memory the cached frames use; past it the frames cached first are dropped first "
+    "(they are simulated again when needed).", unit="MB", minimum=0.0, maximum=1e6,
+), disable_when="{ cache_simulation == 0 }")
+RESET_SIMULATION = Parameter(_node_setting(
+    "reset_simulation", KIND_STRING, "", "Reset Simulation", GROUP_CACHE,
+    "Forget the cached frames and simulate again from the start frame (changing a parameter's "
+    "keys, expression or value, or the cloth's topology, rest shape or pins, does this too).",
+), dialog_type="button", callback="reset_simulation")
+CACHE_PATH = Parameter(_node_setting(
+    "cache_path", KIND_STRING, "$HIP/cache/$OS.$F4.bgeo.sc", "Cache Path", GROUP_CACHE,
+    "Where Save to Disk writes the frames; the extension picks the format (.bgeo.sc).",
+), dialog_type="file")
+SAVE_TO_DISK = Parameter(_node_setting(
+    "save_to_disk", KIND_STRING, "", "Save to Disk", GROUP_CACHE,
+    "Write the cached frames (from the first to the last cached frame) to the cache path.",
+), dialog_type="button", callback="save_to_disk")
+CACHE_PARAMETERS = (CACHE_SIMULATION, CACHE_MEMORY, RESET_SIMULATION, CACHE_PATH, SAVE_TO_DISK)
+"""The simulation cache of a simulating node (not part of what the simulation is)."""
+
+UI_ONLY = frozenset(p.name for p in (RESET_SIMULATION, CACHE_PATH, SAVE_TO_DISK))
+"""Parameters a cook never reads (buttons and the path they write to)."""
+
+CACHING_HELP = (
+    "Caching",
+    "Every simulated frame is kept in memory on the node, up to Cache Memory (MB); past it the "
+    "frames cached first are dropped first. Scrubbing back, a sub-frame, or a downstream node "
+    "asking for an earlier frame (Trail, Time Shift, motion blur) shows the cached frame. "
+    "Playing forward resumes from the latest cached frame at or before the current one, and "
+    "jumping ahead simulates every frame in between, each with the parameter values and input "
+    "geometry of that frame. A long catch-up shows progress in the status bar; Esc stops it at "
+    "a frame boundary, keeps the frames done and warns on the node. The cache starts over when "
+    "a parameter's definition changes (a keyframe, an expression, or a static value), when the "
+    "cloth's topology, rest shape or pins change, when the animated inputs read differently at "
+    "a cached frame, and with Reset Simulation; animation merely playing keeps it. The cache "
+    "lives in memory only: it is not saved with the .hip file. Save to Disk writes the cached "
+    "frames as .bgeo.sc files (in hython: pbdcloth.houdini.sops.save_to_disk(node, pattern, "
+    "(first, last))).",
+)
+
+
+def _icon(body: str) -> str:
+    """A 64 x 64 SVG icon document around ``body``."""
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" '
+            'viewBox="0 0 64 64">\n' + body + "</svg>\n")
+
+
+PREPROCESS_ICON = _icon(
+    '  <rect x="6" y="6" width="52" height="52" rx="4" fill="#2d5f8a"/>\n'
+    '  <path d="M14 14 H50 V50 H14 Z M14 26 H50 M14 38 H50 M26 14 V50 M38 14 V50 M14 14 L50 50"'
+    ' fill="none" stroke="#e8f1f8" stroke-width="2.5"/>\n'
+    '  <circle cx="14" cy="14" r="4" fill="#ffb000"/>\n'
+    '  <circle cx="50" cy="14" r="4" fill="#ffb000"/>\n')
+SOLVER_ICON = _icon(
+    '  <rect x="6" y="6" width="52" height="52" rx="4" fill="#2d5f8a"/>\n'
+    '  <path d="M12 14 Q32 20 52 14 L50 40 Q40 54 32 44 Q24 54 14 40 Z" fill="#7fb8e6"'
+    ' stroke="#e8f1f8" stroke-width="2.5"/>\n'
+    '  <circle cx="12" cy="14" r="4" fill="#ffb000"/>\n'
+    '  <circle cx="52" cy="14" r="4" fill="#ffb000"/>\n')
+SPRING_ICON = _icon(
+    '  <rect x="6" y="6" width="52" height="52" rx="4" fill="#2d5f8a"/>\n'
+    '  <path d="M32 10 L28 24 L36 36 L30 48 L34 56" fill="none" stroke="#e8f1f8"'
+    ' stroke-width="3"/>\n'
+    '  <circle cx="32" cy="10" r="4" fill="#ffb000"/>\n'
+    '  <circle cx="28" cy="24" r="3.5" fill="#7fb8e6"/>\n'
+    '  <circle cx="36" cy="36" r="3.5" fill="#7fb8e6"/>\n'
+    '  <circle cx="30" cy="48" r="3.5" fill="#7fb8e6"/>\n')
+
 # Conditional UI of the cloth settings: constraint parameters of the other model are disabled.
 _EXTRA_DISABLE_WHEN = {
     "device": "{ backend == numpy }",
@@ -155,8 +245,8 @@ def _cloth_disable_when(decl: Setting) -> str:
     return _EXTRA_DISABLE_WHEN.get(decl.name, "")
 
 
-def _cloth_parameters() -> tuple[Parameter, ...]:
-    return tuple(Parameter(d, disable_when=_cloth_disable_when(d)) for d in CLOTH_SETTINGS)
+def _cloth_parameters(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> tuple[Parameter, ...]:
+    return tuple(Parameter(d, disable_when=_cloth_disable_when(d)) for d in settings)
 
 
 PREPROCESS = Operator(
@@ -173,29 +263,40 @@ PREPROCESS = Operator(
         "attributes (stretch_edge_v0, stretch_edge_v1, rest_lengths, bend_shared_edge_v0, "
         "bend_shared_edge_v1, bend_non_shared_edge_v0, bend_non_shared_edge_v1, rest_angles, "
         "shear_lengths, triangles, stretch_colors, bend_colors), and the point attributes v "
-        "(velocity, zero) and w (0 on pinned points, 1 elsewhere)."
+        "(velocity, zero, a vector) and pbd_w (the pin flag: 0 on pinned points, 1 elsewhere; "
+        "an input's own w, such as a 3-float angular velocity, is left alone)."
     ),
+    icon_svg=PREPROCESS_ICON,
 )
 
-SOLVER = Operator(
-    name="cloth_solver",
-    label="PBD Cloth Solver",
-    cook="cook_solver",
-    inputs=("Preprocessed Cloth", "Collider (VDB SDF or Polygons)", "Pin Targets"),
-    min_inputs=1,
-    output="Simulated Cloth",
-    parameters=(START_FRAME, CURRENT_FRAME_PARM) + _cloth_parameters()
-    + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS),
-    help=(
-        "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
-        "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders: "
-        "VDB signed distance fields (an animated VDB moves its collider rigidly, frame by "
-        "frame), or closed polygons, converted once at the start frame. Input 2 "
-        "(optional) animates the pinned points: its points with the same numbers as the pins "
-        "give their targets. The state is kept on the node between cooks; changing an input "
-        "or a parameter, or going back in time, restarts from the start frame."
-    ),
-)
+def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
+    """The PBD Cloth Solver with a parameter for each of ``settings`` (the declaration of
+    :mod:`pbdcloth.settings`), the node-only parameters and the cache's."""
+    return Operator(
+        name="cloth_solver",
+        label="PBD Cloth Solver",
+        cook="cook_solver",
+        inputs=("Preprocessed Cloth", "Collider (VDB SDF or Polygons)", "Pin Targets"),
+        min_inputs=1,
+        output="Simulated Cloth",
+        parameters=(START_FRAME, CURRENT_FRAME_PARM) + _cloth_parameters(settings)
+        + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
+        help=(
+            "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
+            "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders, "
+            "read at every simulated frame: VDB signed distance fields (an animated VDB moves its "
+            "collider rigidly, frame by frame), or closed polygons, converted once at the start "
+            "frame. Input 2 (optional) animates the pinned points: its points with the same "
+            "numbers as the pins give their targets, read at every simulated frame. Animated "
+            "parameters are sampled at each simulated frame. Every simulated frame is cached on "
+            "the node (see Caching)."
+        ),
+        icon_svg=SOLVER_ICON,
+        help_sections=(CACHING_HELP,),
+    )
+
+
+SOLVER = solver_operator()
 
 SPRING_PARAMETERS: tuple[Parameter, ...] = (
     START_FRAME,
@@ -216,6 +317,7 @@ SPRING_PARAMETERS: tuple[Parameter, ...] = (
         "Factor on the pscale of the collider points of input 1 (each point is a sphere).",
         minimum=0.0, maximum=1e3,
     )),
+    *CACHE_PARAMETERS,
 )
 """Spring chain SOP: the joint settings declaration (SPRING_SETTINGS) plus node-only ones."""
 
@@ -232,12 +334,23 @@ SPRING_CHAINS = Operator(
         "polyline follows the animated input (its motion and the rotation of its first "
         "segment drive the chain's parent), the other points swing under stiffness, gravity "
         "and drag. Points of input 1 are sphere colliders of radius pscale. Outputs the input "
-        "with the chain points moved; state is kept between cooks like the cloth solver."
+        "with the chain points moved. Both inputs are read at every simulated frame, animated "
+        "parameters are sampled at each frame, and every frame is cached on the node like the "
+        "cloth solver's (see Caching)."
     ),
+    icon_svg=SPRING_ICON,
+    help_sections=(CACHING_HELP,),
 )
 
 OPERATORS: tuple[Operator, ...] = (PREPROCESS, SOLVER, SPRING_CHAINS)
 """Every operator of ``hda/pbdcloth.hda``, in library order."""
+
+
+def simulation_parameters(op: Operator) -> list[Setting]:
+    """The parameters whose definitions make up a simulation (not the current frame, the cache
+    and its buttons)."""
+    skip = {CURRENT_FRAME} | {p.name for p in CACHE_PARAMETERS}
+    return [p.decl for p in op.parameters if p.name not in skip]
 
 
 def operator(name: str) -> Operator:

@@ -1,16 +1,29 @@
 """Cook functions of the asset's Python SOPs; each HDA cook section is one call into here.
 
-* :func:`cook_preprocess` - topology and rest data as detail arrays, ``v`` and ``w`` per point.
+* :func:`cook_preprocess` - topology and rest data as detail arrays, ``v`` and ``pbd_w``.
 * :func:`cook_solver` - steps the cloth from the start frame to the current frame.
 * :func:`cook_spring_chains` - swings polylines as VRM spring-bone chains.
+* :func:`reset_simulation`, :func:`save_to_disk` - the nodes' buttons (and hython functions);
+  :func:`save_core_cache` writes the cached frames with the core's USD / .geo / OBJ writers.
 
-The simulating SOPs keep their state on the node with ``setCachedUserData`` (Python objects that
-live as long as the node, not saved with the .hip). Each cook computes a key from the parameter
-values and the inputs at the start frame; a different key, or a current frame before the state's
-frame (scrubbing backwards), restarts from the start frame. Then the state's run
-(:class:`pbdcloth.pipeline.run.Run`, the loop the command line uses too) steps it one frame at a
-time up to the current frame, reading animated inputs at each intermediate frame with
-``inputGeometryAtFrame``, so skipping ahead several frames gives the same result as playing.
+A simulating SOP behaves like a Houdini solver. Its :class:`NodeSimulation` lives on the node
+(``setCachedUserData``: Python objects that live as long as the node, not saved with the .hip):
+a run (:class:`pbdcloth.pipeline.run.Run`, the loop the command line uses too) and a
+:class:`~pbdcloth.houdini.cache.FrameCache` of every simulated frame, bounded by the node's
+``Cache Memory (MB)``. A cook
+
+1. computes the simulation's key from the parameters' *definitions*
+   (:func:`pbdcloth.houdini.parms.definitions`: keyframes, expressions, static values - not the
+   values animation gives them at this frame), the frame rate, the start frame and a fingerprint
+   of the cloth's topology, rest state and pins; a different key starts over from the start
+   frame (so does ``Reset Simulation``);
+2. shows a cached frame as is (scrubbing back, a downstream node asking for frame F - 1, a
+   sub-frame: the frame it falls in), after checking that the animated inputs (pin targets,
+   colliders) still read as they did when the frame was simulated; otherwise
+3. resumes from the latest cached frame at or before the current one and steps frame by frame
+   up to it, each frame with the animated parameters sampled at that frame and the pin targets
+   and colliders read at that frame, inside ``hou.InterruptableOperation``: Esc stops at a frame
+   boundary, the frames done stay cached and the node shows the last one with a warning.
 
 Errors in the input or the parameters raise ``hou.NodeError`` with a message naming the problem,
 which Houdini shows on the node.
@@ -20,10 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import math
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,10 +47,12 @@ from ..cloth.mesh import ClothMesh
 from ..cloth.model import build_model
 from ..cloth.topology import build_topology
 from ..pipeline.run import Run
+from ..settings import CLOTH_SETTINGS, SPRING_SETTINGS, Setting
 from ..solver import ClothSolver
 from . import geometry as hgeo
 from . import operators as ops
 from . import parms
+from .cache import MEGABYTE, FrameCache, FrameEntry
 
 if TYPE_CHECKING:
     import hou
@@ -50,9 +66,11 @@ F64 = NDArray[np.float64]
 STATE_KEY = "pbdcloth_state"
 """Name of the cached user data holding a simulating node's state."""
 
-#: Inverse-mass flag written to ``w``: 0 on pinned points, 1 elsewhere. The solver derives the
-#: masses from the areal density; ``w`` only marks the pins (as in the seed).
+#: Pin flag written to ``pbd_w``: 0 on pinned points, 1 elsewhere (the seed's inverse-mass
+#: flag). The solver derives the masses from the areal density; the flag only marks the pins.
+#: It has the ``pbd_`` prefix because Houdini's own ``w`` is a 3-float angular velocity.
 FREE_W = 1.0
+PIN_FLAG = "pbd_w"
 
 COLOR_ARRAYS = ("stretch_colors", "bend_colors")
 
@@ -66,6 +84,8 @@ def _node_errors() -> Iterator[None]:
         yield
     except (ValueError, FloatingPointError, ImportError) as exc:
         raise hou.NodeError(str(exc)) from None
+    except hou.OperationFailed as exc:
+        raise hou.NodeError(f"Houdini refused an operation: {exc}") from None
 
 
 def _output_geometry(node: "hou.SopNode") -> "hou.Geometry":
@@ -118,14 +138,15 @@ def _preprocess(node: "hou.SopNode") -> None:
     hgeo.write_detail_arrays(geo, arrays)
     w = np.full(positions.shape[0], FREE_W)
     w[pins] = 0.0
-    hgeo.write_point_floats(geo, "w", w)
-    hgeo.write_point_floats(geo, "v", np.zeros_like(positions))
+    hgeo.write_point_floats(geo, PIN_FLAG, w)
+    hgeo.write_velocities(geo, np.zeros_like(positions))
 
 
-# --- Shared state handling -----------------------------------------------------------------------
+# --- The simulation kept on a node -------------------------------------------------------------
 
 def _current_frame(node: "hou.SopNode") -> int:
-    """The frame being cooked, from the hidden ``current_frame`` parameter ($FF)."""
+    """The frame being cooked, from the hidden ``current_frame`` parameter ($FF); a sub-frame
+    shows the frame it falls in."""
     value = parms.evaluate(node, ops.CURRENT_FRAME_PARM.decl)
     return int(math.floor(value + 1e-6))
 
@@ -138,189 +159,551 @@ def _input_at(node: "hou.SopNode", index: int, frame: float) -> "hou.Geometry | 
     return node.inputGeometryAtFrame(float(frame), index)
 
 
-def _parameter_key(node: "hou.SopNode", op: ops.Operator) -> str:
-    """Every parameter but the current frame, and the scene's frame rate (it sets dt)."""
-    import hou
-
-    values = parms.evaluate_all(
-        node, (p.decl for p in op.parameters if p.name != ops.CURRENT_FRAME))
-    values["$FPS"] = hou.fps()
-    return json.dumps(values, sort_keys=True)
+def _input_node(node: "hou.SopNode", index: int) -> "hou.OpNode | None":
+    inputs = node.inputs()
+    return inputs[index] if index < len(inputs) else None
 
 
-def _fingerprint(geo: "hou.Geometry | None", detail_ints: tuple[str, ...] = (),
-                 point_floats: tuple[tuple[str, int], ...] = ()) -> str:
-    """A digest of what a simulation reads from an input (bulk reads only)."""
-    import hou
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(b"|")
+    return h.hexdigest()
 
+
+def _positions_digest(geo: "hou.Geometry | None") -> str:
+    """Point count and P of ``geo`` (one bulk read), or ``none``."""
     if geo is None:
         return "none"
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{geo.pointCount()}:{geo.primCount()}".encode())
-    if geo.pointCount():
-        h.update(hgeo.read_positions(geo).tobytes())
-    for name in detail_ints:
-        if geo.findGlobalAttrib(name) is not None:
-            h.update(np.asarray(geo.intListAttribValue(name), dtype=np.int64).tobytes())
-    for name, size in point_floats:
-        if geo.findPointAttrib(name) is not None:
-            h.update(hgeo.read_point_floats(geo, name, size).tobytes())
-    for prim in geo.prims():
-        if isinstance(prim, hou.VDB):
-            box = prim.activeVoxelBoundingBox()
-            summary = (tuple(prim.voxelSize()), tuple(box.minvec()), tuple(box.maxvec()),
-                       prim.activeVoxelCount(), prim.volumeMin(), prim.volumeMax(),
-                       prim.volumeAverage(), prim.transform().asTuple())
-            h.update(repr(summary).encode())
-    return h.hexdigest()
+    if not geo.pointCount():
+        return "empty"
+    return _digest(str(geo.pointCount()), hgeo.read_positions(geo).tobytes())
+
+
+class SimStepper(Protocol):
+    """What a node's simulation steps: a Run stepper that also snapshots and restores itself."""
+
+    inputs: str
+    """Digest of the animated inputs the last stepped (or placed) frame read."""
+
+    def advance(self, frame: int) -> FrameStats | None: ...
+
+    def read_inputs(self, frame: int) -> str:
+        """Read the animated inputs at ``frame`` and return their digest (nothing stepped)."""
+        ...
+
+    def snapshot(self) -> dict[str, Any]:
+        """Exact copies of everything the next frame starts from."""
+        ...
+
+    def restore(self, snapshot: dict[str, Any]) -> None: ...
+
+    def write(self, geo: "hou.Geometry", snapshot: dict[str, Any]) -> None:
+        """Write a snapshot's positions (and velocities) to the output geometry."""
+        ...
+
+
+@dataclass
+class NodeSimulation:
+    """A simulation kept on a node between cooks.
+
+    Attributes:
+        key: parameter definitions, frame rate, start frame and input fingerprint it was built
+            from (see the module docstring).
+        start: start frame (its state is the input's rest state).
+        run: the run stepping it; ``run.frame`` is the frame the live state belongs to.
+        cache: every simulated frame kept, bounded in bytes.
+        stepped: frames the solver stepped since the simulation was built.
+    """
+
+    key: str
+    start: int
+    run: Run
+    cache: FrameCache
+    stepped: int = 0
+
+    @property
+    def stepper(self) -> SimStepper:
+        return self.run.stepper  # type: ignore[return-value]
+
+    @property
+    def frame(self) -> int:
+        """The frame the live state belongs to."""
+        return self.run.frame
+
+    def frame_done(self, frame: int, stats: FrameStats | None) -> None:
+        """Run hook: count each stepped frame and keep it in the cache."""
+        self.stepped += 1
+        self.keep()
+
+    def keep(self) -> None:
+        """Cache the live state."""
+        self.cache.store(FrameEntry(self.frame, self.stepper.snapshot(), self.stepper.inputs))
+
+    def close(self) -> None:
+        pass
+
+    def resume_from(self, entry: FrameEntry) -> None:
+        """Put the live state back at a cached frame."""
+        self.stepper.restore(entry.state)
+        self.stepper.inputs = entry.inputs
+        self.run.frame = entry.frame
+
+
+def _cache_limits(node: "hou.SopNode") -> tuple[int, bool]:
+    megabytes = float(parms.evaluate(node, ops.CACHE_MEMORY.decl))
+    enabled = bool(parms.evaluate(node, ops.CACHE_SIMULATION.decl))
+    return int(megabytes * MEGABYTE), enabled
+
+
+def _simulation_key(node: "hou.SopNode", op: ops.Operator, start: int,
+                    fingerprint: str) -> tuple[str, frozenset[str]]:
+    """The key of a node's simulation and the names of its time-dependent parameters."""
+    import hou
+
+    defs = parms.definitions(node, ops.simulation_parameters(op), start)
+    return _digest(defs.digest, repr(float(hou.fps())), str(start), fingerprint), defs.animated
+
+
+def _simulate(node: "hou.SopNode", op: ops.Operator, kind: type, fingerprint: str,
+              build: "Callable[[int, frozenset[str]], SimStepper]"
+              ) -> tuple[NodeSimulation, dict[str, Any]]:
+    """Bring the node's simulation to the current frame; return it and the snapshot to show.
+
+    ``build(start, animated)`` makes a stepper at the start frame. Before a cached frame is shown
+    or stepping resumes from a frame, the animated inputs are read at that frame and compared
+    with what they read when it was simulated; a difference starts the simulation over.
+    """
+    start = int(parms.evaluate(node, ops.START_FRAME.decl))
+    target = max(_current_frame(node), start)
+    key, animated = _simulation_key(node, op, start, fingerprint)
+    limit, enabled = _cache_limits(node)
+
+    def fresh(cache: FrameCache | None = None, stepped: int = 0) -> NodeSimulation:
+        return _fresh(node, build(start, animated), key, start,
+                      cache if cache is not None else FrameCache(limit, enabled), stepped)
+
+    sim = node.cachedUserData(STATE_KEY)
+    if not isinstance(sim, NodeSimulation) or not isinstance(sim.stepper, kind) \
+            or sim.key != key:
+        sim = fresh()
+    sim.cache.set_limit(limit, enabled)
+    hit = sim.cache.get(target)
+    if hit is not None:
+        if sim.stepper.read_inputs(target) == hit.inputs:
+            return sim, hit.state
+        sim = fresh()  # the animated inputs were edited since this frame was simulated
+    entry = sim.cache.latest_at_or_before(target)
+    if entry is not None and (sim.frame > target or entry.frame > sim.frame):
+        if sim.stepper.read_inputs(entry.frame) == entry.inputs:
+            sim.resume_from(entry)
+        else:
+            sim = fresh()
+    elif sim.frame <= target and sim.frame > start \
+            and sim.stepper.read_inputs(sim.frame) != sim.stepper.inputs:
+        sim = fresh()
+    if sim.frame > target:  # no cached frame at or before the target: from the start again
+        sim = fresh(sim.cache, sim.stepped)
+    _catch_up(node, sim, target, op.label)
+    return sim, sim.stepper.snapshot()
+
+
+def _fresh(node: "hou.SopNode", stepper: SimStepper, key: str, start: int, cache: FrameCache,
+           stepped: int = 0) -> NodeSimulation:
+    """A simulation at its start frame (keeping ``cache`` and the step count when only the live
+    state is rebuilt)."""
+    sim = NodeSimulation(key, start, Run(stepper, start), cache, stepped)
+    sim.run.hooks.append(sim)
+    stepper.inputs = stepper.read_inputs(start)
+    sim.keep()
+    node.setCachedUserData(STATE_KEY, sim)
+    return sim
+
+
+def _catch_up(node: "hou.SopNode", sim: NodeSimulation, target: int, label: str) -> None:
+    """Step the live state up to ``target``, interruptibly."""
+    import hou
+
+    if sim.frame >= target:
+        return
+    first = sim.frame
+    try:
+        with hou.InterruptableOperation(
+                f"{label}: simulating frames {first + 1}-{target}",
+                open_interrupt_dialog=False) as operation:
+
+            def on_progress(frame: int, last: int) -> None:
+                operation.updateProgress((frame - first) / max(last - first, 1))
+
+            sim.run.on_progress = on_progress
+            sim.run.run_to(target)
+    except hou.OperationInterrupted:
+        node.addWarning(
+            f"interrupted: simulated up to frame {sim.frame} of {target}; showing frame "
+            f"{sim.frame} (the frames done are cached; cook again to continue)")
+    except BaseException:
+        node.destroyCachedUserData(STATE_KEY, must_exist=False)
+        raise
+    finally:
+        sim.run.on_progress = None
+
+
+def reset_simulation(node: "hou.SopNode") -> None:
+    """The ``Reset Simulation`` button: forget the cached frames and the live state; the node
+    simulates again from its start frame at its next cook."""
+    node.destroyCachedUserData(STATE_KEY, must_exist=False)
+    node.cook(force=True)
+
+
+def cached_frames(node: "hou.SopNode") -> list[int]:
+    """The frames a simulating node holds in its cache, ascending."""
+    sim = node.cachedUserData(STATE_KEY)
+    return sim.cache.frames() if isinstance(sim, NodeSimulation) else []
+
+
+FRAME_TOKENS = ("$F4", "$F3", "$F2", "$F", "${F4}", "####", "{frame")
+
+
+def save_to_disk(node: "hou.SopNode", pattern: str | None = None,
+                 frames: tuple[int, int] | None = None) -> list[Path]:
+    """The ``Save to Disk`` button and its hython form: write frames of a simulating node.
+
+    Each frame is cooked through Houdini (``geometryAtFrame``; a cached frame is a lookup) and
+    saved with ``hou.Geometry.saveToFile``, whose extension picks the format (``.bgeo.sc``), to a
+    temporary name beside the target renamed over it, so no half-written file is left.
+
+    Args:
+        node: a PBD Cloth Solver or PBD Spring Chains node.
+        pattern: output path with a frame token (``$F4``, ``$F``, ``####``); default the node's
+            ``Cache Path`` parameter evaluated at each frame (``$HIP/cache/$OS.$F4.bgeo.sc``).
+        frames: first and last frame (inclusive); default the first to the last cached frame.
+
+    Returns:
+        The files written, in frame order.
+
+    Raises:
+        GeometryError: no frame token, nothing cached and no range, a frame that fails.
+    """
+    import hou
+
+    from ..io.obj import frame_path
+
+    parm = node.parm(ops.CACHE_PATH.name)
+    raw = pattern if pattern is not None else (parm.unexpandedString() if parm else "")
+    if not any(token in raw for token in FRAME_TOKENS):
+        raise hgeo.GeometryError(
+            f"the cache path {raw!r} has no frame token ($F4, $F, ####): every frame would "
+            "overwrite the same file")
+    if frames is None:
+        cached = cached_frames(node)
+        if not cached:
+            raise hgeo.GeometryError(f"node {node.path()} has no cached frames to save; play "
+                                     "the simulation first or give the frame range")
+        frames = (cached[0], cached[-1])
+    written: list[Path] = []
+    for frame in range(int(frames[0]), int(frames[1]) + 1):
+        text = raw if pattern is not None or parm is None \
+            else parm.evalAsStringAtFrame(float(frame))
+        target = frame_path(text, frame) if any(t in text for t in FRAME_TOKENS) else Path(text)
+        geo = node.geometryAtFrame(float(frame))
+        if geo is None:
+            raise hgeo.GeometryError(f"{node.path()} gave no geometry at frame {frame}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".partial-{os.getpid()}-{target.name}")
+        try:
+            geo.saveToFile(str(tmp))
+            os.replace(tmp, target)
+        except hou.OperationFailed as exc:
+            raise hgeo.GeometryError(f"could not write {target}: {exc}") from None
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        written.append(target)
+    return written
+
+
+def save_core_cache(node: "hou.SopNode", out_dir: str | os.PathLike[str], name: str = "cloth",
+                    fmt: str = "usd") -> list[Path]:
+    """Write a cloth solver node's cached frames with the core's cache writers
+    (:func:`pbdcloth.io.cache.write_cache`: one USD layer, or Houdini ``.geo`` / OBJ files per
+    frame), straight from the cache: nothing is cooked. For hython and pipelines that want the
+    caches the ``pbdcloth`` command line writes.
+
+    Raises:
+        GeometryError: the node has no cached cloth frames.
+    """
+    from ..io.cache import FrameData, write_cache
+
+    sim = node.cachedUserData(STATE_KEY)
+    if not isinstance(sim, NodeSimulation) or not isinstance(sim.stepper, ClothSolverStepper) \
+            or not len(sim.cache):
+        raise hgeo.GeometryError(f"node {node.path()} has no cached cloth frames to save; play "
+                                 "the simulation first (with Cache Simulation on)")
+    stepper = sim.stepper
+    frames = sim.cache.frames()
+    data = []
+    for frame in frames:
+        entry = sim.cache.get(frame)
+        assert entry is not None
+        state = entry.state["solver"]
+        data.append(FrameData(positions=state["positions"], triangles=stepper.solver.triangles,
+                              velocities=state["velocities"]))
+    return write_cache(out_dir, name, fmt, frames, data, fps=stepper.fps)
 
 
 # --- Cloth solver --------------------------------------------------------------------------------
 
+@runtime_checkable
+class DeformingCollider(Protocol):
+    """A collider made from the collision polygons that follows their points frame by frame
+    (the mesh collider of deforming characters implements it; the VDB-from-Polygons collider
+    does not, and keeps its start-frame shape)."""
+
+    def set_points(self, points: F64) -> None:
+        """The polygons' points (N, 3) [m] at the end of the coming frame, in point order."""
+        ...
+
+
+@dataclass
+class CollisionInput:
+    """The collision input (input 1), read at each simulated frame.
+
+    VDB signed distance fields move their colliders rigidly (the voxels are read once at the
+    start frame; their lattice placement each frame). Closed polygons are converted once with
+    *VDB from Polygons*; their points are read each frame: a :class:`DeformingCollider` made
+    from them is handed the new points, any other marks the input :attr:`deformed`.
+
+    Attributes:
+        vdb_numbers: primitive number of each VDB collider (the first solver colliders).
+        vdb_frames: lattice placement (:func:`~pbdcloth.houdini.vdb.index_frame`) of each VDB
+            at the start frame.
+        prim_count: primitives of the input at the start frame.
+        polygon_points: digest of the polygon colliders' points at the start frame ("" without
+            polygons).
+        deformed: the polygons moved since the start frame (their start shape is used).
+    """
+
+    node: "hou.SopNode"
+    vdb_numbers: list[int] = field(default_factory=list)
+    vdb_frames: list[tuple[F64, F64]] = field(default_factory=list)
+    prim_count: int = 0
+    polygon_points: str = ""
+    deformed: bool = False
+
+    def place(self, colliders: list["Collider"], frame: int, move: bool) -> str:
+        """Read input 1 at ``frame``; with ``move``, give each VDB collider its motion from the
+        start frame. Returns the digest of what was read."""
+        from .vdb import index_frame, rigid_motion
+
+        if not self.prim_count:
+            return "none"
+        geo = _input_at(self.node, 1, frame)
+        count = geo.primCount() if geo is not None else 0
+        if geo is None or count != self.prim_count:
+            raise hgeo.GeometryError(
+                f"input 1 has {count} primitive(s) at frame {frame} but {self.prim_count} at "
+                "the start frame; the colliders must persist (animate them with a transform "
+                "or deform their points)")
+        parts: list[str] = []
+        for k, (number, start) in enumerate(zip(self.vdb_numbers, self.vdb_frames,
+                                                strict=True)):
+            prim = geo.prim(number)
+            import hou
+
+            if not isinstance(prim, hou.VDB):
+                raise hgeo.GeometryError(f"input 1 primitive {number} is a VDB at the start "
+                                         f"frame but not at frame {frame}")
+            placed = index_frame(prim)
+            parts.append(repr((placed[0].tolist(), placed[1].tolist(),
+                               prim.activeVoxelCount())))
+            move_to = getattr(colliders[k], "move_to", None)
+            if move and move_to is not None:
+                move_to(rigid_motion(start, placed))
+        if self.polygon_points:
+            points = hgeo.read_positions(geo)
+            digest = _digest(str(points.shape[0]), points.tobytes())
+            parts.append(digest)
+            mesh = colliders[len(self.vdb_numbers)] if len(colliders) > len(self.vdb_numbers) \
+                else None
+            if isinstance(mesh, DeformingCollider):
+                if move:
+                    mesh.set_points(points)
+            elif digest != self.polygon_points:
+                self.deformed = True
+        return _digest(*parts)
+
+
+def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"], CollisionInput]:
+    geo = _input_at(node, 1, start)
+    collision = CollisionInput(node)
+    if geo is None or geo.primCount() == 0:
+        return [], collision
+    import hou
+
+    from .vdb import colliders_from_geometry, index_frame
+
+    voxel_size = parms.evaluate(node, ops.COLLIDER_VOXEL_SIZE.decl)
+    band = parms.evaluate(node, ops.COLLIDER_BAND_VOXELS.decl)
+    colliders = colliders_from_geometry(geo, voxel_size, band)
+    prims = geo.prims()  # once per simulation
+    vdbs = [p for p in prims if isinstance(p, hou.VDB)]
+    collision.vdb_numbers = [p.number() for p in vdbs]
+    collision.vdb_frames = [index_frame(p) for p in vdbs]
+    collision.prim_count = len(prims)
+    if len(vdbs) < len(prims):
+        points = hgeo.read_positions(geo)
+        collision.polygon_points = _digest(str(points.shape[0]), points.tobytes())
+    return colliders, collision
+
+
 @dataclass
 class ClothSolverStepper:
-    """Steps a solver node's cloth: per frame it reads the pin targets (input 2) and the VDB
-    colliders' placement (input 1) at that frame, then steps the solver by 1 / fps.
+    """Steps a solver node's cloth: per frame it samples the animated parameters, reads the pin
+    targets (input 2) and the colliders (input 1) at that frame, then steps by 1 / fps.
 
     Attributes:
         node: the solver node (its inputs are read at each frame).
         solver: the core solver.
         fps: the scene's frame rate when the state was built (part of the state's key).
         rest: positions at the start frame [m], shape (N, 3).
-        vdb_frames: lattice placement (:func:`~pbdcloth.houdini.vdb.index_frame`) of each VDB
-            collider at the start frame; the first ``len(vdb_frames)`` solver colliders.
+        collision: the collision input, read per frame.
+        animated: the time-dependent cloth settings, sampled at each frame.
+        inputs: digest of the animated inputs of the last frame.
     """
 
     node: "hou.SopNode"
     solver: ClothSolver
     fps: float
     rest: F64
-    vdb_frames: list[tuple[F64, F64]] = field(default_factory=list)
+    collision: CollisionInput
+    animated: tuple[Setting, ...] = ()
+    inputs: str = ""
 
     def advance(self, frame: int) -> FrameStats:
-        targets = _pin_targets(self, frame)
-        if targets is not None:
-            self.solver.set_pin_targets(targets)
-        _move_vdb_colliders(self, frame)
+        if self.animated:
+            values = parms.evaluate_all(self.node, self.animated, float(frame))
+            settings = self.solver.settings.replace(**values)
+            if settings != self.solver.settings:
+                self.solver.settings = settings
+        self.inputs = self._read(frame, apply=True)
         return self.solver.step(1.0 / self.fps)
 
+    def read_inputs(self, frame: int) -> str:
+        return self._read(frame, apply=False)
 
-@dataclass
-class ClothNodeState:
-    """A cloth simulation kept on a solver node between cooks.
+    def _read(self, frame: int, apply: bool) -> str:
+        targets = _pin_targets(self, frame)
+        if apply and targets is not None:
+            self.solver.set_pin_targets(targets)
+        colliders = self.collision.place(self.solver.colliders, frame, move=apply)
+        pins = "none" if targets is None else _digest(targets.tobytes())
+        return _digest(pins, colliders)
 
-    Attributes:
-        key: parameters and start-frame inputs it was built from.
-        start: start frame.
-        run: the run stepping the cloth (:class:`~pbdcloth.pipeline.run.Run`); ``run.frame``
-            is the frame the solver's state belongs to.
-    """
+    def snapshot(self) -> dict[str, Any]:
+        poses = [np.array(getattr(c, "matrix")) if hasattr(c, "matrix") else None
+                 for c in self.solver.colliders]
+        return {"solver": self.solver.get_state(), "colliders": poses,
+                "settings": self.solver.settings}
 
-    key: str
-    start: int
-    run: Run
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        self.solver.set_state(snapshot["solver"])
+        if snapshot["settings"] != self.solver.settings:
+            self.solver.settings = snapshot["settings"]
+        for collider, pose in zip(self.solver.colliders, snapshot["colliders"], strict=True):
+            move_to = getattr(collider, "move_to", None)
+            if pose is not None and move_to is not None:
+                move_to(pose)
+                collider.end_frame()
 
-    @property
-    def stepper(self) -> ClothSolverStepper:
-        stepper = self.run.stepper
-        assert isinstance(stepper, ClothSolverStepper)
-        return stepper
-
-    @property
-    def frame(self) -> int:
-        """The frame the solver's state belongs to."""
-        return self.run.frame
-
-    @property
-    def solver(self) -> ClothSolver:
-        return self.stepper.solver
-
-    @property
-    def rest(self) -> F64:
-        """Positions at the start frame [m], shape (N, 3)."""
-        return self.stepper.rest
+    def write(self, geo: "hou.Geometry", snapshot: dict[str, Any]) -> None:
+        state = snapshot["solver"]
+        if geo.pointCount() != self.rest.shape[0]:
+            raise hgeo.GeometryError(
+                f"input 0 has {geo.pointCount()} points at this frame but {self.rest.shape[0]} "
+                "at the start frame; the cloth's point count must not change")
+        hgeo.write_positions(geo, state["positions"])
+        hgeo.write_velocities(geo, state["velocities"])
 
 
 def cook_solver(node: "hou.SopNode") -> None:
-    """PBD Cloth Solver: step from the start frame to the current frame, output P and v."""
+    """PBD Cloth Solver: show the current frame of the cached simulation, stepping as needed."""
     with _node_errors():
-        _solve(node)
+        geo = _output_geometry(node)
+        fingerprint = _cloth_fingerprint(node, geo)
+        sim, snapshot = _simulate(
+            node, ops.SOLVER, ClothSolverStepper, fingerprint,
+            lambda start, animated: _build_cloth(node, start, animated))
+        stepper = sim.stepper
+        assert isinstance(stepper, ClothSolverStepper)
+        stepper.write(geo, snapshot)
+        if stepper.collision.deformed:
+            node.addWarning("the collision polygons deform; this version collides with their "
+                            "start-frame shape (VDBs move rigidly)")
 
 
-def _solver_key(node: "hou.SopNode", start: int) -> str:
-    cloth = _input_at(node, 0, start)
-    collider = _input_at(node, 1, start)
-    parts = [
-        _parameter_key(node, ops.SOLVER),
-        _fingerprint(cloth, detail_ints=("triangles",), point_floats=(("w", 1), ("v", 3))),
-        _fingerprint(collider),
-        "pins-animated" if _input_at(node, 2, start) is not None else "pins-static",
-    ]
-    return "|".join(parts)
+def _pin_flags(cloth: "hou.Geometry") -> F64:
+    """The pin flags (0 = pinned): ``pbd_w``, or a 1-float ``w`` from an older preprocess."""
+    if cloth.findPointAttrib(PIN_FLAG) is not None:
+        return hgeo.read_point_floats(cloth, PIN_FLAG, 1)
+    legacy = cloth.findPointAttrib("w")
+    if legacy is not None and legacy.size() == 1:
+        return hgeo.read_point_floats(cloth, "w", 1)
+    return np.full(cloth.pointCount(), FREE_W)
 
 
-def _build_cloth(node: "hou.SopNode", key: str, start: int) -> ClothNodeState:
-    cloth = _input_at(node, 0, start)
-    if cloth is None:
+def _cloth_fingerprint(node: "hou.SopNode", current: "hou.Geometry") -> str:
+    """Topology, rest data, pin flags and start state of the cloth (bulk reads only).
+
+    When input 0 is not time dependent its geometry at the current frame (this cook's output
+    copy) is the start frame's, so nothing upstream is cooked again; otherwise the input is read
+    at the start frame.
+    """
+    upstream = _input_node(node, 0)
+    if upstream is None:
         raise hgeo.GeometryError("input 0 (the preprocessed cloth) is not connected")
-    if cloth.findGlobalAttrib("triangles") is None:
+    geo: "hou.Geometry | None" = current
+    if upstream.isTimeDependent():
+        start = int(parms.evaluate(node, ops.START_FRAME.decl))
+        geo = _input_at(node, 0, start)
+    if geo is None:
+        raise hgeo.GeometryError("input 0 (the preprocessed cloth) gave no geometry")
+    if geo.findGlobalAttrib("triangles") is None:
         raise hgeo.GeometryError(
             "input 0 has no 'triangles' detail array: connect the output of a PBD Cloth "
             "Preprocess node")
+    parts: list[bytes | str] = [_positions_digest(geo),
+                                hgeo.read_detail_int_array(geo, "triangles").tobytes(),
+                                _pin_flags(geo).tobytes()]
+    for name in ("rest_lengths", "rest_angles"):
+        if geo.findGlobalAttrib(name) is not None:
+            parts.append(hgeo.read_detail_float_array(geo, name).tobytes())
+    if geo.findPointAttrib("v") is not None:
+        parts.append(hgeo.read_point_floats(geo, "v", 3).tobytes())
+    return _digest(*parts)
+
+
+def _build_cloth(node: "hou.SopNode", start: int,
+                 animated: frozenset[str]) -> ClothSolverStepper:
+    cloth = _input_at(node, 0, start)
+    if cloth is None:
+        raise hgeo.GeometryError("input 0 (the preprocessed cloth) is not connected")
     positions = hgeo.read_positions(cloth)
     triangles = hgeo.read_detail_int_array(cloth, "triangles")
     if triangles.size % 3:
         raise hgeo.GeometryError(
             f"the 'triangles' detail array has {triangles.size} entries, not a multiple of 3")
-    w = hgeo.read_point_floats(cloth, "w", 1) if cloth.findPointAttrib("w") is not None \
-        else np.full(positions.shape[0], FREE_W)
+    w = _pin_flags(cloth)
     velocities = hgeo.read_point_floats(cloth, "v", 3) if cloth.findPointAttrib("v") is not None \
         else None
     import hou
 
-    settings = parms.cloth_settings(node)
-    colliders, vdb_frames = _cloth_colliders(node, start)
+    settings = parms.cloth_settings(node, float(start))
+    colliders, collision = _collision_input(node, start)
     solver = ClothSolver(positions, triangles.reshape(-1, 3), pinned=np.flatnonzero(w == 0.0),
                          settings=settings, colliders=colliders, velocities=velocities)
-    stepper = ClothSolverStepper(node, solver, hou.fps(), positions, vdb_frames)
-    return ClothNodeState(key=key, start=start, run=Run(stepper, start))
-
-
-def _cloth_colliders(node: "hou.SopNode",
-                     start: int) -> tuple[list["Collider"], list[tuple[F64, F64]]]:
-    geo = _input_at(node, 1, start)
-    if geo is None or geo.primCount() == 0:
-        return [], []
-    from .vdb import colliders_from_geometry, index_frame, vdb_prims
-
-    voxel_size = parms.evaluate(node, ops.COLLIDER_VOXEL_SIZE.decl)
-    band = parms.evaluate(node, ops.COLLIDER_BAND_VOXELS.decl)
-    colliders = colliders_from_geometry(geo, voxel_size, band)
-    return colliders, [index_frame(v) for v in vdb_prims(geo)]
-
-
-def _move_vdb_colliders(state: ClothSolverStepper, frame: int) -> None:
-    """Give each VDB collider its rigid motion from the start frame to ``frame``.
-
-    The VDBs of input 1 are read at ``frame`` (their voxels are not re-read: the field is
-    rigid); a moved or turned VDB moves its collider, interpolated over the frame's substeps.
-    Polygon colliders keep their start-frame shape.
-    """
-    if not state.vdb_frames:
-        return
-    from .vdb import index_frame, rigid_motion, vdb_prims
-
-    geo = _input_at(state.node, 1, frame)
-    prims = vdb_prims(geo) if geo is not None else []
-    if len(prims) != len(state.vdb_frames):
-        raise hgeo.GeometryError(
-            f"input 1 has {len(prims)} VDB(s) at frame {frame} but {len(state.vdb_frames)} at "
-            "the start frame; the collider VDBs must persist (animate them with a transform)")
-    for collider, prim, start in zip(state.solver.colliders, prims, state.vdb_frames,
-                                     strict=False):
-        move_to = getattr(collider, "move_to", None)
-        if move_to is not None:
-            move_to(rigid_motion(start, index_frame(prim)))
+    sampled = tuple(d for d in CLOTH_SETTINGS if d.name in animated)
+    return ClothSolverStepper(node, solver, hou.fps(), positions, collision, sampled)
 
 
 def _pin_targets(state: ClothSolverStepper, frame: int) -> F64 | None:
@@ -336,32 +719,14 @@ def _pin_targets(state: ClothSolverStepper, frame: int) -> F64 | None:
     return targets
 
 
-def _solve(node: "hou.SopNode") -> None:
-    start = int(parms.evaluate(node, ops.START_FRAME.decl))
-    current = _current_frame(node)
-    key = _solver_key(node, start)
-    state = node.cachedUserData(STATE_KEY)
-    if not isinstance(state, ClothNodeState) or state.key != key \
-            or (current < state.frame and state.frame > start):
-        state = _build_cloth(node, key, start)
-        node.setCachedUserData(STATE_KEY, state)
-    state.run.run_to(current)
-    geo = _output_geometry(node)
-    if geo.pointCount() != state.rest.shape[0]:
-        raise hgeo.GeometryError(
-            f"input 0 has {geo.pointCount()} points at this frame but {state.rest.shape[0]} "
-            f"at the start frame {start}; the cloth's point count must not change")
-    hgeo.write_positions(geo, state.solver.positions)
-    hgeo.write_point_floats(geo, "v", state.solver.velocities)
-
-
 # --- Spring chains -------------------------------------------------------------------------------
 
 @dataclass
 class ChainStepper:
-    """Steps a spring-chain node's chains: per frame it reads the animated polylines (input 0)
-    and collider points (input 1) at that frame, steps each chain by 1 / fps under the matrix
-    taking its rest root segment to the animated one, then ends the colliders' frame.
+    """Steps a spring-chain node's chains: per frame it samples the animated parameters, reads
+    the animated polylines (input 0) and collider points (input 1) at that frame, steps each
+    chain by 1 / fps under the matrix taking its rest root segment to the animated one, then
+    ends the colliders' frame.
 
     Attributes:
         node: the spring-chain node (its inputs are read at each frame).
@@ -370,7 +735,9 @@ class ChainStepper:
         points: point numbers of each chain, root first.
         rest: point positions at the start frame [m], shape (N, 3).
         spheres: sphere colliders, one per point of input 1.
-        radius_scale: factor from a collider point's pscale to its sphere radius.
+        radii: pscale of each collider point at the start frame [m].
+        animated: the time-dependent parameters, sampled at each frame.
+        inputs: digest of the animated inputs of the last frame.
     """
 
     node: "hou.SopNode"
@@ -379,27 +746,21 @@ class ChainStepper:
     points: list[NDArray[np.int64]]
     rest: F64
     spheres: list["Sphere"] = field(default_factory=list)
-    radius_scale: float = 1.0
+    radii: F64 = field(default_factory=lambda: np.zeros(0))
+    animated: tuple[Setting, ...] = ()
+    inputs: str = ""
+    _animated_now: F64 | None = None
+    _centers: F64 | None = None
 
     def advance(self, frame: int) -> None:
-        geo = _input_at(self.node, 0, frame)
-        if geo is None:
-            raise hgeo.GeometryError("input 0 (the chain polylines) is not connected")
-        animated = hgeo.read_positions(geo)
-        if animated.shape != self.rest.shape:
-            raise hgeo.GeometryError(
-                f"the chains have {animated.shape[0]} points at frame {frame} but "
-                f"{self.rest.shape[0]} at the start frame; the point count must not change")
-        if self.spheres:
-            collider_geo = _input_at(self.node, 1, frame)
-            if collider_geo is not None:
-                centers = hgeo.read_positions(collider_geo)
-                if centers.shape[0] != len(self.spheres):
-                    raise hgeo.GeometryError(
-                        f"input 1 has {centers.shape[0]} collider points at frame {frame} but "
-                        f"{len(self.spheres)} at the start frame; the count must not change")
-                for sphere, c in zip(self.spheres, centers, strict=True):
-                    sphere.move_to(c)
+        if self.animated:
+            self._sample(frame)
+        self.inputs = self.read_inputs(frame)
+        animated = self._animated_now
+        assert animated is not None
+        if self.spheres and self._centers is not None:
+            for sphere, c in zip(self.spheres, self._centers, strict=True):
+                sphere.move_to(c)
         dt = 1.0 / self.fps
         for chain, pts in zip(self.chains, self.points, strict=True):
             parent = parent_matrix(self.rest[pts[0]], animated[pts[0]],
@@ -409,55 +770,99 @@ class ChainStepper:
         for sphere in self.spheres:
             sphere.end_frame()
 
+    def _sample(self, frame: int) -> None:
+        values = parms.evaluate_all(self.node, self.animated, float(frame))
+        joint = {d.name: values[d.name] for d in SPRING_SETTINGS if d.name in values}
+        for chain in self.chains:
+            if joint:
+                settings = chain.settings[0].replace(**joint)
+                if settings != chain.settings[0]:
+                    chain.settings = settings
+            if "collision_passes" in values:
+                chain.collision_passes = int(values["collision_passes"])
+            if "settle_contacts" in values:
+                chain.settle_contacts = bool(values["settle_contacts"])
+        if "collider_radius_scale" in values:
+            for sphere, r in zip(self.spheres, self.radii, strict=True):
+                sphere.radius = float(r) * float(values["collider_radius_scale"])
 
-@dataclass
-class ChainState:
-    """Spring chains kept on a node between cooks.
+    def read_inputs(self, frame: int) -> str:
+        geo = _input_at(self.node, 0, frame)
+        if geo is None:
+            raise hgeo.GeometryError("input 0 (the chain polylines) is not connected")
+        animated = hgeo.read_positions(geo)
+        if animated.shape != self.rest.shape:
+            raise hgeo.GeometryError(
+                f"the chains have {animated.shape[0]} points at frame {frame} but "
+                f"{self.rest.shape[0]} at the start frame; the point count must not change")
+        self._animated_now = animated
+        parts: list[bytes | str] = [animated.tobytes()]
+        if self.spheres:
+            collider_geo = _input_at(self.node, 1, frame)
+            if collider_geo is not None:
+                centers = hgeo.read_positions(collider_geo)
+                if centers.shape[0] != len(self.spheres):
+                    raise hgeo.GeometryError(
+                        f"input 1 has {centers.shape[0]} collider points at frame {frame} but "
+                        f"{len(self.spheres)} at the start frame; the count must not change")
+                self._centers = centers
+                parts.append(centers.tobytes())
+        return _digest(*parts)
 
-    Attributes:
-        key: parameters and start-frame input it was built from.
-        run: the run stepping the chains (:class:`~pbdcloth.pipeline.run.Run`); ``run.frame``
-            is the frame the chains' state belongs to.
-    """
+    def snapshot(self) -> dict[str, Any]:
+        return {"chains": [c.state.copy() for c in self.chains],
+                "settings": [c.settings for c in self.chains],
+                "spheres": [(s.center.copy(), s.radius) for s in self.spheres]}
 
-    key: str
-    run: Run
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        for chain, state, settings in zip(self.chains, snapshot["chains"],
+                                          snapshot["settings"], strict=True):
+            if settings != chain.settings:
+                chain.settings = settings
+            chain.state = state
+        for sphere, (center, radius) in zip(self.spheres, snapshot["spheres"], strict=True):
+            sphere.move_to(center)
+            sphere.radius = radius
+            sphere.end_frame()
 
-    @property
-    def stepper(self) -> ChainStepper:
-        stepper = self.run.stepper
-        assert isinstance(stepper, ChainStepper)
-        return stepper
-
-    @property
-    def frame(self) -> int:
-        """The frame the chains' state belongs to."""
-        return self.run.frame
+    def write(self, geo: "hou.Geometry", snapshot: dict[str, Any]) -> None:
+        positions = hgeo.read_positions(geo)
+        if positions.shape != self.rest.shape:
+            raise hgeo.GeometryError("the chains' point count changed since the start frame")
+        for state, pts in zip(snapshot["chains"], self.points, strict=True):
+            positions[pts] = state.node_positions
+        hgeo.write_positions(geo, positions)
 
 
 def cook_spring_chains(node: "hou.SopNode") -> None:
-    """PBD Spring Chains: swing each polyline from the start frame to the current frame."""
+    """PBD Spring Chains: show the current frame of the cached swing, stepping as needed."""
     with _node_errors():
-        _swing(node)
+        geo = _output_geometry(node)
+        fingerprint = _spring_fingerprint(node)
+        sim, snapshot = _simulate(
+            node, ops.SPRING_CHAINS, ChainStepper, fingerprint,
+            lambda start, animated: _build_chains(node, start, animated))
+        sim.stepper.write(geo, snapshot)
 
 
-def _spring_key(node: "hou.SopNode", start: int) -> str:
+def _spring_fingerprint(node: "hou.SopNode") -> str:
+    """The chains' rest state and polylines, and the collider points' count and pscale, at the
+    start frame (the polylines' point numbers are read once per simulation, not here)."""
+    start = int(parms.evaluate(node, ops.START_FRAME.decl))
     chains = _input_at(node, 0, start)
     colliders = _input_at(node, 1, start)
-    topology = "none"
-    if chains is not None:
-        topology = hashlib.blake2b(
-            b"".join(c.tobytes() for c in hgeo.polylines(chains)), digest_size=16).hexdigest()
-    collider_count = "none" if colliders is None else str(colliders.pointCount())
-    return "|".join([_parameter_key(node, ops.SPRING_CHAINS), _fingerprint(chains), topology,
-                     collider_count])
+    parts = [_positions_digest(chains), "none" if chains is None else str(chains.primCount()),
+             "none" if colliders is None else str(colliders.pointCount())]
+    if colliders is not None and colliders.findPointAttrib("pscale") is not None:
+        parts.append(_digest(hgeo.read_point_floats(colliders, "pscale", 1).tobytes()))
+    return _digest(*parts)
 
 
-def _sphere_radii(geo: "hou.Geometry", scale: float) -> F64:
+def _sphere_radii(geo: "hou.Geometry") -> F64:
     if geo.findPointAttrib("pscale") is None:
         raise hgeo.GeometryError("collider points (input 1) need a 'pscale' attribute: the "
                                  "radius of each sphere")
-    radii = hgeo.read_point_floats(geo, "pscale", 1) * scale
+    radii = hgeo.read_point_floats(geo, "pscale", 1)
     if np.any(~np.isfinite(radii)) or np.any(radii < 0.0):
         bad = np.flatnonzero(~np.isfinite(radii) | (radii < 0.0))
         raise hgeo.GeometryError(f"collider points {bad[:8].tolist()} have a negative or "
@@ -465,32 +870,34 @@ def _sphere_radii(geo: "hou.Geometry", scale: float) -> F64:
     return radii
 
 
-def _build_chains(node: "hou.SopNode", key: str, start: int) -> ChainState:
+def _build_chains(node: "hou.SopNode", start: int, animated: frozenset[str]) -> ChainStepper:
     import hou
 
     from ..colliders.shapes import Sphere
-    from ..settings import SPRING_SETTINGS, SpringSettings
+    from ..settings import SpringSettings
     from ..springs import SpringChain
 
     geo = _input_at(node, 0, start)
     if geo is None:
         raise hgeo.GeometryError("input 0 (the chain polylines) is not connected")
-    values = parms.evaluate_all(node, (p.decl for p in ops.SPRING_PARAMETERS))
+    values = parms.evaluate_all(node, ops.simulation_parameters(ops.SPRING_CHAINS), float(start))
     settings = SpringSettings(**{d.name: values[d.name] for d in SPRING_SETTINGS})
     rest = hgeo.read_positions(geo)
     spheres: list[Sphere] = []
+    radii = np.zeros(0)
     scale = float(values["collider_radius_scale"])
     collider_geo = _input_at(node, 1, start)
     if collider_geo is not None and collider_geo.pointCount():
         centers = hgeo.read_positions(collider_geo)
-        radii = _sphere_radii(collider_geo, scale)
-        spheres = [Sphere(c, float(r)) for c, r in zip(centers, radii, strict=True)]
+        radii = _sphere_radii(collider_geo)
+        spheres = [Sphere(c, float(r) * scale) for c, r in zip(centers, radii, strict=True)]
     points = hgeo.polylines(geo)
     chains = [SpringChain(rest[p], settings=settings, colliders=spheres,
                           collision_passes=int(values["collision_passes"]),
                           settle_contacts=bool(values["settle_contacts"])) for p in points]
-    stepper = ChainStepper(node, hou.fps(), chains, points, rest, spheres, scale)
-    return ChainState(key=key, run=Run(stepper, start))
+    sampled = tuple(d for d in ops.simulation_parameters(ops.SPRING_CHAINS)
+                    if d.name in animated and d.name != ops.START_FRAME.name)
+    return ChainStepper(node, hou.fps(), chains, points, rest, spheres, radii, sampled)
 
 
 def parent_matrix(root_rest: F64, root_now: F64, dir_rest: F64, dir_now: F64) -> F64:
@@ -518,23 +925,3 @@ def parent_matrix(root_rest: F64, root_now: F64, dir_rest: F64, dir_now: F64) ->
     m[:3, :3] = rot
     m[:3, 3] = root_now - rot @ root_rest
     return m
-
-
-def _swing(node: "hou.SopNode") -> None:
-    start = int(parms.evaluate(node, ops.START_FRAME.decl))
-    current = _current_frame(node)
-    key = _spring_key(node, start)
-    state = node.cachedUserData(STATE_KEY)
-    if not isinstance(state, ChainState) or state.key != key \
-            or (current < state.frame and state.frame > start):
-        state = _build_chains(node, key, start)
-        node.setCachedUserData(STATE_KEY, state)
-    state.run.run_to(current)
-    chains = state.stepper
-    out = _output_geometry(node)
-    positions = hgeo.read_positions(out)
-    if positions.shape != chains.rest.shape:
-        raise hgeo.GeometryError("the chains' point count changed since the start frame")
-    for chain, pts in zip(chains.chains, chains.points, strict=True):
-        positions[pts] = np.asarray(chain.positions)
-    hgeo.write_positions(out, positions)
