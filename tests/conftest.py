@@ -39,6 +39,8 @@ TIERS = {
     "postprocess": "pipeline",
     "pipeline": "pipeline",
     "fixtures": "pipeline",
+    "preview": "pipeline",
+    "readme": "pipeline",
 }
 
 
