@@ -191,7 +191,9 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     cache = read_cache(args.cache)
     shapes, pins = None, None
     if args.scene:
-        shapes, pins = _scene_shapes(args.scene, cache.frames)
+        shapes, pins, points = _scene_shapes(args.scene, cache.frames)
+        if points != cache.positions[0].shape[0]:
+            pins = None  # a post-processed shell: its points are not the scene's
     strain = frame_strain(cache.positions, cache.triangles)
     vmax = args.strain_max if args.strain_max is not None else max(
         float(s.max()) for s in strain)
@@ -217,9 +219,9 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _scene_shapes(scene_file: str, frames: list[int]) -> tuple[list[list[Any]], Any]:
-    """The colliders of a scene file at each cache frame's pose (its keys replayed), and its
-    pins, for pictures of the scene's cache."""
+def _scene_shapes(scene_file: str, frames: list[int]) -> tuple[list[list[Any]], Any, int]:
+    """The colliders of a scene file at each cache frame's pose (its keys replayed), its pins
+    and its number of points, for pictures of the scene's cache."""
     from ..pipeline.scenefile import SceneFileError, load_scene
     from ..preview import shapes_of
 
@@ -235,7 +237,7 @@ def _scene_shapes(scene_file: str, frames: list[int]) -> tuple[list[list[Any]], 
                 c_spec.move(collider, frame)
                 collider.end_frame()
         shapes.append(shapes_of(colliders))
-    return shapes, spec.pinned
+    return shapes, spec.pinned, int(spec.positions.shape[0])
 
 
 def _add_preview(sub: Sub) -> None:

@@ -116,9 +116,14 @@ def capsule_polygons(a: F, b: F, radius: float) -> F:
     axis = d / length if length > 1e-12 else np.array([0.0, 1.0, 0.0])
     e1, e2 = _basis(axis)
     half = _ROWS // 2
-    theta = np.concatenate([np.linspace(0.0, np.pi / 2, half + 1),
+    # Rings: b's hemisphere, the cylinder cut into pieces about as long as a ring segment (so
+    # that depth sorting sees polygons of similar size), a's hemisphere.
+    pieces = int(np.clip(np.ceil(length / max(2.0 * np.pi * radius / _RING, 1e-12)), 1, 64))
+    t = np.linspace(0.0, 1.0, pieces + 1)
+    theta = np.concatenate([np.linspace(0.0, np.pi / 2, half + 1), np.full(pieces - 1, np.pi / 2),
                             np.linspace(np.pi / 2, np.pi, half + 1)])
-    centre = np.where((np.arange(theta.size) <= half)[:, None], b, a)
+    along = np.concatenate([np.zeros(half + 1), t[1:-1], np.ones(half + 1)])
+    centre = b + along[:, None] * (a - b)
     phi = np.linspace(0.0, 2.0 * np.pi, _RING, endpoint=False)
     ring = np.cos(phi)[:, None] * e1 + np.sin(phi)[:, None] * e2
     pts = (centre[:, None, :] + radius * np.cos(theta)[:, None, None] * axis
