@@ -40,6 +40,7 @@ TIERS = {
     "pipeline": "pipeline",
     "fixtures": "pipeline",
     "preview": "pipeline",
+    "polygons": "pipeline",
     "readme": "pipeline",
 }
 

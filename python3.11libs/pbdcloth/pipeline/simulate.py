@@ -89,7 +89,12 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
     normals = (vertex_normals(x, tris)
                if spec.output.normals and spec.output.format == CacheFormat.USD else None)
     return FrameData(positions=x, triangles=tris, velocities=v, inverse_mass=w, strain=strain,
-                     normals=normals)
+                     normals=normals, faces=_polygons(spec))
+
+
+def _polygons(spec: SceneSpec) -> list[list[int]] | None:
+    """The input's polygons for the cache (quads stay quads), unless a shell replaced them."""
+    return spec.faces if spec.postprocess.thickness == 0.0 else None
 
 
 def read_log(path: str | Path) -> list[dict[str, Any]]:
@@ -118,7 +123,9 @@ def _make_writer(spec: SceneSpec, solver: ClothSolver, keep_until: int | None) -
         if spec.postprocess.active:
             shell = postprocess(solver.model.mesh.positions, tris, spec.postprocess)
             tris, w = shell.triangles, w[shell.source]
-        return UsdWriter(out.dir, out.name, tris, spec.fps, spec.start_frame,
+        faces = _polygons(spec)
+        return UsdWriter(out.dir, out.name, tris if faces is None else faces, spec.fps,
+                         spec.start_frame,
                          keep_until=keep_until, inverse_mass=w, normals=out.normals,
                          velocities=out.velocities)
     return SequenceWriter(out.dir, out.name, out.format, keep_until=keep_until)
