@@ -41,6 +41,7 @@ TIERS = {
     "fixtures": "pipeline",
     "preview": "pipeline",
     "polygons": "pipeline",
+    "first_run": "pipeline",
     "readme": "pipeline",
 }
 

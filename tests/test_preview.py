@@ -120,7 +120,9 @@ def test_each_scene_preview_draws_its_colliders_at_the_frames_pose(name: str) ->
         panels = [ax for ax in fig.axes if hasattr(ax, "get_zlim")]
         assert len(panels) == 4
         for ax in panels:
-            frame = int(re.match(r"frame (\d+)", ax.get_title()).group(1))  # type: ignore[union-attr]
+            found = re.match(r"frame (\d+)", ax.get_title())
+            assert found is not None
+            frame = int(found.group(1))
             i = rec.numbers.index(frame)
             _check_panel(ax, scene, expected[frame], rec.frames[i])
             top = re.search(r"max strain ([\d.]+) %", ax.get_title())

@@ -123,3 +123,24 @@ def test_readme_shell_blocks_run_in_a_fresh_copy_short(tmp_path: Path) -> None:
 def test_readme_shell_blocks_run_in_a_fresh_copy_as_written(tmp_path: Path) -> None:
     pytest.importorskip("pxr")
     _run_blocks(tmp_path, short=False)
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row (``\\|`` is a pipe inside a cell)."""
+    return re.split(r"(?<!\\)\|", row.strip().strip("|"))
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/parameters.md"])
+def test_every_markdown_table_row_has_the_headers_cells(doc: str) -> None:
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    checked = 0
+    for k, line in enumerate(lines):
+        if k + 1 < len(lines) and line.startswith("|") and re.match(r"^\|(-+\|)+$",
+                                                                      lines[k + 1].strip()):
+            width = len(_cells(line))
+            j = k + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                assert len(_cells(lines[j])) == width, f"{doc}:{j + 1}: {lines[j][:80]}"
+                j += 1
+                checked += 1
+    assert checked > 20

@@ -39,7 +39,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise ValueError(f"--frames must be at least 1, got {frames}")
     scene.frames = frames - 1  # frame 1 is the start state; each later frame one step
     out.mkdir(parents=True, exist_ok=True)
-    print(f"pbdcloth demo '{scene.name}': {' '.join(scene.description.split(chr(10) * 2)[0].split())}")
+    print(f"pbdcloth demo '{scene.name}': {scene.description}")
     summary, record = run_scene(scene, out, progress=not args.quiet)
     strain = frame_strain(record.frames, scene.triangles)
     picture = contact_sheet(

@@ -283,8 +283,9 @@ class RunSummary:
             + (f" (frame {self.max_strain_frame})" if self.max_strain_frame is not None
                else ""),
         ]
-        if self.min_collider_distance is not None:
-            lines.append(f"min distance to colliders {distance_text(self.min_collider_distance)}")
+        lines.append("min distance to colliders "
+                     + (distance_text(self.min_collider_distance)
+                        if self.min_collider_distance is not None else "- (no colliders)"))
         return lines
 
 
