@@ -52,6 +52,8 @@ from .run import (
     LogHook,
     ProgressCallback,
     Run,
+    distance_text,
+    strain_text,
 )
 from .scenefile import SceneSpec
 
@@ -268,8 +270,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         (f"substeps x iter  {summary['substeps']} x {summary['iterations']} "
          f"({summary['model']})"),
         f"time per frame   {summary['ms_per_frame']:.1f} ms",
-        f"max stretch      {100 * summary['max_strain']:.3f} %",
+        f"max strain       {strain_text(summary['max_strain'])} (max edge strain vs rest)",
+        "min distance to colliders "
+        + (distance_text(dist) if dist is not None else "- (no colliders)"),
     ]
-    if dist is not None:
-        lines.append(f"min distance to colliders {1000 * dist:.2f} mm")
     return lines

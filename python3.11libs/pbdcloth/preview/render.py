@@ -251,7 +251,7 @@ def render_frame(
     polys = _poly_class()(drawn, facecolors=colour, edgecolors=edges, linewidths=0.2)
     polys.world, polys.parts = world, parts
     polys.set_gid("scene")
-    ax.add_collection3d(polys)
+    ax.add_collection3d(polys, autolim=False)  # limits are set below
 
     for k, g in ground:
         segments = _ground_lines(g, centre, half)
@@ -259,7 +259,7 @@ def render_frame(
                                  linewidths=0.5)
         lines.set_gid(f"collider {k} ground")
         lines.world = segments
-        ax.add_collection3d(lines)
+        ax.add_collection3d(lines, autolim=False)
     if pins is not None and len(pins):
         p = x[np.asarray(pins, dtype=np.int64)]
         dots = ax.scatter(*to_display(p).T, color="black", s=6, depthshade=False)
