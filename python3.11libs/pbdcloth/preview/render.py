@@ -44,8 +44,8 @@ CLOTH_RGB = (0.55, 0.65, 0.85)
 COLLIDER_RGB = (0.78, 0.74, 0.70)
 STRAIN_CMAP = "viridis"
 
-_RING = 32  # segments round a sphere or capsule
-_ROWS = 16  # rings from pole to pole
+_RING = 48  # segments round a sphere or capsule
+_ROWS = 24  # rings from pole to pole
 
 
 class ViewError(ValueError):
