@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from pbdcloth.preview.shapes import level_set_surface  # noqa: E402
 from pbdcloth.scenes.cloth import SCENES, Scene  # noqa: E402
 
 HAS_VDB = importlib.util.find_spec("pyopenvdb") is not None
+ROOT = Path(__file__).resolve().parent.parent
 CLOTH_SCENES = [n for n in sorted(SCENES) if n != "springs"]
 
 
@@ -188,3 +190,46 @@ def test_views() -> None:
     np.testing.assert_array_equal(from_display(to_display(p)), p)
     r = np.stack([to_display(np.eye(3)[i]) for i in range(3)])
     assert np.linalg.det(r) == pytest.approx(1.0)  # a rotation: pictures are not mirrored
+
+
+def test_preview_of_a_cache_draws_the_scene_files_colliders_at_each_frames_pose(
+        tmp_path: Path) -> None:
+    """``pbdcloth preview CACHE --scene FILE``: the capsule of moving_capsule.toml is drawn
+    where the simulation had it at the end of each cached frame, and the picture's strain is
+    the log's ``max_strain``."""
+    from pbdcloth.cli.main import main
+    from pbdcloth.cli.scenes import _scene_shapes
+    from pbdcloth.io.cache import read_cache
+    from pbdcloth.pipeline.scenefile import load_scene
+    from pbdcloth.pipeline.simulate import read_log, simulate
+    from pbdcloth.preview.shapes import CapsuleShape
+
+    toml = ROOT / "examples" / "moving_capsule.toml"
+    spec = load_scene(toml, {"out": str(tmp_path), "format": "obj", "frames": 9},
+                      {"substeps": 2})
+    seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def record(frame: int, solver: Any) -> None:
+        [cap] = [c for c in solver.colliders if isinstance(c, Capsule)]
+        seen[frame] = (cap.a.copy(), cap.b.copy())
+
+    simulate(spec, progress=False, on_frame=record)
+    cache = read_cache(tmp_path)
+    shapes, pins, points = _scene_shapes(str(toml), cache.frames)
+    assert points == cache.positions[0].shape[0]
+    np.testing.assert_array_equal(pins, spec.pinned)
+    drawn = []
+    for frame, frame_shapes in zip(cache.frames, shapes):
+        [cap] = [s for s in frame_shapes if isinstance(s, CapsuleShape)]
+        drawn.append(cap.a)
+        if frame in seen:
+            np.testing.assert_allclose(cap.a, seen[frame][0], atol=1e-12)
+            np.testing.assert_allclose(cap.b, seen[frame][1], atol=1e-12)
+    assert len(seen) == 8 and np.linalg.norm(drawn[-1] - drawn[0]) > 0.01  # it moves
+    strain = frame_strain(cache.positions, cache.triangles)
+    for rec, s in zip(read_log(tmp_path / "log.jsonl"), strain):
+        # OBJ keeps 9 significant digits: ~1e-9 m on ~3 cm edges, a few 1e-7 of strain.
+        assert s.max() == pytest.approx(rec["max_strain"], abs=1e-6)
+    assert main(["preview", str(tmp_path), "--scene", str(toml), "--no-movie",
+                 "--view", "side"]) == 0
+    assert (tmp_path / "cloth.preview.png").is_file()
