@@ -203,7 +203,8 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     sheet = contact_sheet(png, cache.positions, cache.triangles, frame_numbers=cache.frames,
                           strain=strain, colliders=shapes, pins=pins, panels=args.panels,
                           title=title, view=args.view, vmax=vmax, follow=args.follow)
-    print(f"wrote {sheet}")
+    print(f"wrote {sheet}" + ("" if args.scene else
+                              " (cloth only: give --scene FILE.toml to draw its colliders)"))
     movie = args.movie
     if movie is None and not args.no_movie:
         movie = str(folder / f"{name}.preview.gif")

@@ -146,7 +146,8 @@ class Run:
 def frame_record(frame: int, solver: ClothSolver, stats: FrameStats | None,
                  detailed: bool = True) -> dict[str, Any]:
     """One line of ``log.jsonl``: ``frame``, ``ms`` (None for the unstepped start frame),
-    ``max_strain``, ``mean_strain``, ``kinetic_energy`` [J], ``contacts``; ``detailed`` adds
+    ``max_strain`` (the max edge strain relative to rest, :meth:`ClothSolver.max_strain`, a
+    fraction), ``mean_strain`` (mean |L / L0 - 1|), ``kinetic_energy`` [J], ``contacts``; ``detailed`` adds
     ``min_distance`` [m] (None without colliders) and the backend's ``FrameStats.extra``."""
     record: dict[str, Any] = {
         "frame": frame,
