@@ -32,7 +32,7 @@ from ..colliders.sdf_grid import SdfGrid
 from ..colliders.shapes import Capsule, Plane, Sphere
 
 #: The longest side of a level set, in samples, when its surface is extracted for a picture.
-SURFACE_CELLS = 48
+SURFACE_CELLS = 96
 
 
 @dataclass(frozen=True)
