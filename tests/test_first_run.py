@@ -26,7 +26,7 @@ def test_scene_descriptions_are_whole_sentences_on_one_line(name: str) -> None:
         pytest.skip("the prop scene needs pyopenvdb")
     scene = SCENES[name]()
     text = scene.description.strip()
-    first = text.splitlines()[0] if isinstance(scene, Scene) else text.splitlines()[0]
+    first = text.splitlines()[0]
     if isinstance(scene, Scene):
         assert "\n" not in text
     assert first.endswith("."), first
@@ -81,7 +81,7 @@ def test_warp_backend_imports_silently() -> None:
     if "WARP_CACHE_PATH" in os.environ:
         env["WARP_CACHE_PATH"] = os.environ["WARP_CACHE_PATH"]
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=300)
+                          env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "initialized" not in done.stdout + done.stderr
     assert "CUDA driver" not in done.stdout + done.stderr

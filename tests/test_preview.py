@@ -18,19 +18,19 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from pbdcloth.colliders import Capsule, Plane, Sphere  # noqa: E402
-from pbdcloth.colliders.sdf import SdfCollider  # noqa: E402
-from pbdcloth.pipeline.run import run_scene  # noqa: E402
-from pbdcloth.preview import (  # noqa: E402
+from pbdcloth.colliders import Capsule, Plane, Sphere
+from pbdcloth.colliders.sdf import SdfCollider
+from pbdcloth.pipeline.run import run_scene
+from pbdcloth.preview import (
     ViewError,
     frame_strain,
     parse_view,
     point_max_strain,
     sheet_figure,
 )
-from pbdcloth.preview.render import from_display, to_display  # noqa: E402
-from pbdcloth.preview.shapes import level_set_surface  # noqa: E402
-from pbdcloth.scenes.cloth import SCENES, Scene  # noqa: E402
+from pbdcloth.preview.render import from_display, to_display
+from pbdcloth.preview.shapes import level_set_surface
+from pbdcloth.scenes.cloth import SCENES, Scene
 
 HAS_VDB = importlib.util.find_spec("pyopenvdb") is not None
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def plot_log(records: Sequence[dict[str, float]], path: str | Path, title: str =
 
 # --- spring chains ---------------------------------------------------------------------------
 def paths_picture(path: str | Path, names: Sequence[str], positions: Sequence[Sequence[F]],
-                  parents: Sequence[F], body: "Body", title: str = "") -> Path:
+                  parents: Sequence[F], body: Body, title: str = "") -> Path:
     """Side and front views of the chains in the body's frame, and their tips' world paths.
 
     In the body's (chest) frame the chains are drawn at eight evenly spaced frames with their

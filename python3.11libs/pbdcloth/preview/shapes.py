@@ -18,8 +18,8 @@ no more). Every pose change is then a rigid transform of the cached vertices.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, Union
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -64,9 +64,9 @@ class SurfaceShape:
     quads: NDArray[np.int64]
 
 
-Shape = Union[GroundShape, SphereShape, CapsuleShape, SurfaceShape]
+Shape = GroundShape | SphereShape | CapsuleShape | SurfaceShape
 
-_SURFACES: "WeakKeyDictionary[SdfGrid, tuple[F, NDArray[np.int64]]]" = WeakKeyDictionary()
+_SURFACES: WeakKeyDictionary[SdfGrid, tuple[F, NDArray[np.int64]]] = WeakKeyDictionary()
 
 
 def shapes_of(colliders: Sequence[Collider | Shape]) -> list[Shape]:
