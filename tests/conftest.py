@@ -39,6 +39,10 @@ TIERS = {
     "postprocess": "pipeline",
     "pipeline": "pipeline",
     "fixtures": "pipeline",
+    "preview": "pipeline",
+    "polygons": "pipeline",
+    "first_run": "pipeline",
+    "readme": "pipeline",
 }
 
 

@@ -111,14 +111,18 @@ def test_run_scene_equals_stepping_the_solver_by_hand(tmp_path: Path) -> None:
         scene.animate(solver, frame)
         solver.step(1.0 / scene.fps)
         by_hand.append(solver.positions.copy())
-    summary, frames = run_scene(scene, tmp_path, progress=False)
-    assert len(frames) == 5 and summary.frames == 4
+    summary, rec = run_scene(scene, tmp_path, progress=False)
+    frames = rec.frames
+    assert len(frames) == 5 and summary.frames == 5 and rec.numbers == [1, 2, 3, 4, 5]
     for a, b in zip(frames, by_hand):
         assert np.array_equal(a, b)
     assert not np.array_equal(frames[0], frames[-1])
+    # Numbered as simulate numbers them: frame 1 is the start state, frame 1 + k after k steps.
     assert sorted(p.name for p in tmp_path.glob("*.obj")) == [
-        f"cloth.000{k}.obj" for k in range(1, 5)]
-    assert [r["frame"] for r in read_log(tmp_path / "log.jsonl")] == [1, 2, 3, 4]
+        f"cloth.000{k}.obj" for k in range(1, 6)]
+    log = read_log(tmp_path / "log.jsonl")
+    assert [r["frame"] for r in log] == [1, 2, 3, 4, 5]
+    assert log[0]["ms"] is None and log[0]["max_strain"] == 0.0
 
 
 def test_a_scene_file_is_the_same_recipe_as_its_scene() -> None:

@@ -15,6 +15,11 @@ def _default_text(value: object, kind: str) -> str:
     return str(value)
 
 
+def _cell(text: str) -> str:
+    """A Markdown table cell: a bare ``|`` (e.g. in ``pbd | xpbd``) would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def settings_markdown() -> str:
     """A Markdown table per settings group: name, default, range, unit and help."""
     out = []
@@ -23,9 +28,8 @@ def settings_markdown() -> str:
         out.append("| setting | label | default | range | unit | what it does |")
         out.append("|---|---|---|---|---|---|")
         for d in decls:
-            out.append(
-                f"| `{d.name}` | {d.label} | `{_default_text(d.default, d.kind)}` | "
-                f"{d.range_text() or '-'} | {d.unit or '-'} | {d.help} |"
-            )
+            cells = [f"`{d.name}`", d.label, f"`{_default_text(d.default, d.kind)}`",
+                     d.range_text() or "-", d.unit or "-", d.help]
+            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         out.append("")
     return "\n".join(out)

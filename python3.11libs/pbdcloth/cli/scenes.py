@@ -182,23 +182,29 @@ def _add_simulate(sub: Sub) -> None:
 
 # --- preview -----------------------------------------------------------------------------
 def _cmd_preview(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..io.cache import find_cache, read_cache
-    from ..preview import cache_strain, contact_sheet, render_frames, write_movie
+    from ..preview import contact_sheet, frame_strain, parse_view, render_frames, write_movie
 
+    parse_view(args.view)
     kind, where, name = find_cache(args.cache)
     folder = where.parent if kind == "usd" else where
     cache = read_cache(args.cache)
-    strain = cache_strain(cache.positions, cache.triangles, cache.strain)
+    shapes, pins = None, None
+    if args.scene:
+        shapes, pins, points = _scene_shapes(args.scene, cache.frames)
+        if points != cache.positions[0].shape[0]:
+            pins = None  # a post-processed shell: its points are not the scene's
+    strain = frame_strain(cache.positions, cache.triangles)
     vmax = args.strain_max if args.strain_max is not None else max(
         float(s.max()) for s in strain)
     png = Path(args.out) if args.out else folder / f"{name}.preview.png"
-    title = f"{name}: frames {cache.frames[0]}-{cache.frames[-1]}, strain 0-{100 * vmax:.2g} %"
+    title = (f"{name}: frames {cache.frames[0]}-{cache.frames[-1]}, max edge strain "
+             f"{100 * max(float(s.max()) for s in strain):.2f} %")
     sheet = contact_sheet(png, cache.positions, cache.triangles, frame_numbers=cache.frames,
-                          colors=[np.minimum(s, vmax) for s in strain], panels=args.panels,
-                          title=title)
-    print(f"wrote {sheet}")
+                          strain=strain, colliders=shapes, pins=pins, panels=args.panels,
+                          title=title, view=args.view, vmax=vmax, follow=args.follow)
+    print(f"wrote {sheet}" + ("" if args.scene else
+                              " (cloth only: give --scene FILE.toml to draw its colliders)"))
     movie = args.movie
     if movie is None and not args.no_movie:
         movie = str(folder / f"{name}.preview.gif")
@@ -206,10 +212,33 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         picks = list(range(0, len(cache.positions), max(args.every, 1)))
         images = render_frames([cache.positions[i] for i in picks], cache.triangles,
                                [strain[i] for i in picks], [cache.frames[i] for i in picks],
-                               size=args.size, vmax=vmax, title=name)
+                               size=args.size, vmax=vmax, title=name,
+                               colliders=[shapes[i] for i in picks] if shapes else None,
+                               pins=pins, view=args.view, follow=args.follow)
         fps = args.fps or (cache.fps or 24.0) / max(args.every, 1)
         print(f"wrote {write_movie(movie, images, fps)}")
     return EXIT_OK
+
+
+def _scene_shapes(scene_file: str, frames: list[int]) -> tuple[list[list[Any]], Any, int]:
+    """The colliders of a scene file at each cache frame's pose (its keys replayed), its pins
+    and its number of points, for pictures of the scene's cache."""
+    from ..pipeline.scenefile import SceneFileError, load_scene
+    from ..preview import shapes_of
+
+    try:
+        spec = load_scene(scene_file)
+    except SceneFileError as exc:
+        raise ValueError(f"--scene {scene_file}: {exc}") from None
+    colliders = [c.build(spec.start_frame) for c in spec.colliders]
+    shapes = []
+    for frame in frames:
+        for c_spec, collider in zip(spec.colliders, colliders):
+            if c_spec.motion is not None:
+                c_spec.move(collider, frame)
+                collider.end_frame()
+        shapes.append(shapes_of(colliders))
+    return shapes, spec.pinned, int(spec.positions.shape[0])
 
 
 def _add_preview(sub: Sub) -> None:
@@ -218,13 +247,16 @@ def _add_preview(sub: Sub) -> None:
         """Reads a cache (NAME.usd, a .geo or OBJ sequence, or a folder holding one cache) and
         draws evenly spaced frames side by side into a PNG contact sheet, and every frame into
         an animated GIF (or an MP4 when imageio-ffmpeg is installed), the cloth coloured by
-        strain (viridis: dark = unstretched, yellow = the largest strain). Strain is the
-        cache's own point attribute when it has one (.geo, USD), otherwise it is measured
-        against the first frame, which a pbdcloth cache holds at rest.""",
+        strain with a colour bar in %. Strain is the max edge strain relative to rest (each
+        point shows the largest L / L0 - 1 of its edges; a frame's title its largest), measured
+        against the first frame, which a pbdcloth cache holds at rest: the same number as the
+        run's log and summary. With --scene (the scene file the cache was made from) the
+        colliders are drawn at their pose in each frame (ground as a grid, spheres, capsules,
+        mesh and VDB colliders as their surface) and the pins are marked.""",
         """
-        pbdcloth preview out/drape/cloth.usd
-        pbdcloth preview out/drape --movie out/drape/drape.mp4 --every 2
-        pbdcloth preview 'out/drape/cloth.$F4.geo' --no-movie --panels 12
+        pbdcloth preview out/drape_usd/cloth.usd --scene examples/drape.toml
+        pbdcloth preview out/drape --movie out/drape/drape.mp4 --every 2 --view side
+        pbdcloth preview 'out/drape/cloth.$F4.geo' --no-movie --panels 12 --view 30,45
         """)
     p.add_argument("cache", help="NAME.usd, DIR/NAME.$F4.geo (or .obj), one frame of a "
                    "sequence, or a folder holding one cache.")
@@ -241,6 +273,15 @@ def _add_preview(sub: Sub) -> None:
                    help="Movie frames per second (default: the cache's fps / every).")
     p.add_argument("--size", type=int, default=480, metavar="PIXELS",
                    help="Movie frame width and height in pixels (default 480).")
+    p.add_argument("--scene", metavar="TOML",
+                   help="The scene file of the cache: draw its colliders at each frame's pose "
+                   "and mark its pins.")
+    p.add_argument("--view", default="-60,20", metavar="VIEW",
+                   help="Camera: front, side, top, or AZIMUTH,ELEVATION in degrees "
+                   "(default -60,20).")
+    p.add_argument("--follow", action="store_true",
+                   help="Centre each frame on its own cloth and colliders (for travelling "
+                   "cloth) instead of one camera for all.")
     p.add_argument("--strain-max", type=float, metavar="X",
                    help="Strain shown as the top of the colour scale, as a fraction "
                    "(0.05 = 5%%; default: the largest in the cache).")

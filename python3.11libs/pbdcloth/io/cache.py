@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -54,6 +55,9 @@ class FrameData:
         inverse_mass: w = 1/m [1/kg], 0 on pins, shape (N,).
         strain: per-point mean |edge strain|, shape (N,).
         normals: unit vertex normals, shape (N, 3), or None.
+        faces: the polygons to write (e.g. the input's quads), or None: ``triangles``.
+        extra: any other point attributes, name -> (N,) or (N, k) values (``.geo`` writes them
+            as point attributes, USD as vertex primvars, OBJ has no place for them).
     """
 
     positions: F
@@ -62,11 +66,19 @@ class FrameData:
     inverse_mass: F | None = None
     strain: F | None = None
     normals: F | None = None
+    faces: Sequence[Sequence[int]] | None = None
+    extra: dict[str, F] = field(default_factory=dict)
+
+    @property
+    def polygons(self) -> NDArray[np.int64] | Sequence[Sequence[int]]:
+        """What the writers write as faces: ``faces`` when given, else ``triangles``."""
+        return self.faces if self.faces is not None else self.triangles
 
     def point_attributes(self) -> dict[str, F]:
-        """The attributes present, under Houdini's names: ``v``, ``w``, ``strain``."""
+        """The attributes present, under Houdini's names: ``v``, ``w``, ``strain``, then
+        ``extra``."""
         named = {"v": self.velocities, "w": self.inverse_mass, "strain": self.strain}
-        return {k: v for k, v in named.items() if v is not None}
+        return {k: v for k, v in named.items() if v is not None} | dict(self.extra)
 
 
 class CacheWriter(Protocol):
@@ -138,11 +150,11 @@ class SequenceWriter:
     def write(self, frame: int, data: FrameData) -> bool:
         path = frame_path(self.pattern, frame)
         if self.fmt == "obj":
-            write_obj(path, data.positions, data.triangles, comment=f"pbdcloth frame {frame}")
+            write_obj(path, data.positions, data.polygons, comment=f"pbdcloth frame {frame}")
         else:
             from .geo import write_geo
 
-            write_geo(path, data.positions, data.triangles, data.point_attributes())
+            write_geo(path, data.positions, data.polygons, data.point_attributes())
         self._outputs.append(path)
         return True
 
@@ -153,7 +165,8 @@ class SequenceWriter:
 class UsdWriter:
     """``NAME.usd`` with time-sampled points, committed atomically (see :mod:`.usd`)."""
 
-    def __init__(self, out_dir: str | os.PathLike[str], name: str, triangles: NDArray[np.int64],
+    def __init__(self, out_dir: str | os.PathLike[str], name: str,
+                 triangles: NDArray[np.int64] | Sequence[Sequence[int]],
                  fps: float, start_frame: int, keep_until: int | None = None,
                  inverse_mass: F | None = None, normals: bool = True,
                  velocities: bool = True, commit_ratio: float = 5.0) -> None:
@@ -175,7 +188,7 @@ class UsdWriter:
         return self._writer.write_frame(
             frame, data.positions, normals=data.normals if self.normals else None,
             velocities=data.velocities if self.velocities else None, strain=data.strain,
-            force_commit=force_commit)
+            extra=data.extra, force_commit=force_commit)
 
     def close(self) -> None:
         self._writer.close()
@@ -195,6 +208,10 @@ class CacheFrames:
         strain: per-point strain per frame when the cache stores it (``.geo``, USD), else None.
         fps: frames per second when the cache says (USD), else None.
         source: what was read.
+        faces: the polygons as stored (quads stay quads).
+        attributes: every point attribute per frame, name -> (N,) or (N, k), under Houdini's
+            names (``v``, ``w``, ``strain``, ...; USD velocities read as ``v``, its primvars
+            under their names); empty dicts for OBJ.
     """
 
     frames: list[int]
@@ -203,6 +220,8 @@ class CacheFrames:
     strain: list[F] | None
     fps: float | None
     source: str
+    faces: list[list[int]] = field(default_factory=list)
+    attributes: list[dict[str, F]] = field(default_factory=list)
 
 
 def _sequence_from(path: Path) -> tuple[Path, str, str] | None:
@@ -262,19 +281,22 @@ def read_cache(path: str | os.PathLike[str], every: int = 1) -> CacheFrames:
 
         usd = read_usd_cache(where, every=step)
         return CacheFrames(usd.frames, usd.positions, triangulate(usd.faces), usd.strain, usd.fps,
-                           str(where))
+                           str(where), faces=usd.faces, attributes=usd.attributes)
     frames = list(sequence_frames(where, name, kind).items())[::step]
     positions: list[F] = []
     strain: list[F] | None = [] if kind == "geo" else None
     faces: list[list[int]] | None = None
+    attributes: list[dict[str, F]] = []
     for _, file in frames:
         if kind == "obj":
             pos, f = read_obj(file)
+            attributes.append({})
         else:
             from .geo import read_geo
 
             geo = read_geo(file)
             pos, f = geo.positions, geo.faces
+            attributes.append(dict(geo.point_attributes))
             if strain is not None:
                 if "strain" in geo.point_attributes:
                     strain.append(np.asarray(geo.point_attributes["strain"], dtype=np.float64))
@@ -288,7 +310,8 @@ def read_cache(path: str | os.PathLike[str], every: int = 1) -> CacheFrames:
         positions.append(pos)
     assert faces is not None
     return CacheFrames([k for k, _ in frames], positions, triangulate(faces), strain, None,
-                       str(sequence_pattern(where, name, kind)))
+                       str(sequence_pattern(where, name, kind)), faces=[list(f) for f in faces],
+                       attributes=attributes)
 
 
 def write_cache(out_dir: str | os.PathLike[str], name: str, fmt: str, frames: list[int],
@@ -301,7 +324,7 @@ def write_cache(out_dir: str | os.PathLike[str], name: str, fmt: str, frames: li
     writer: CacheWriter
     if fmt == CacheFormat.USD:
         # Commit once, at the end: nothing to resume in a one-shot write.
-        writer = UsdWriter(out_dir, name, data[0].triangles, fps, frames[0],
+        writer = UsdWriter(out_dir, name, data[0].polygons, fps, frames[0],
                            inverse_mass=data[0].inverse_mass, commit_ratio=float("inf"))
     else:
         writer = SequenceWriter(out_dir, name, fmt)

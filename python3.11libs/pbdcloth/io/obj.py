@@ -1,8 +1,9 @@
-"""Wavefront OBJ: triangle meshes in, frame sequences out."""
+"""Wavefront OBJ: polygon meshes in, frame sequences out (the polygons as given)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,19 +28,28 @@ def frame_path(pattern: str | os.PathLike[str], frame: int) -> Path:
 
 
 def write_obj(path: str | os.PathLike[str], positions: NDArray[np.float64],
-              triangles: NDArray[np.int64], comment: str = "") -> Path:
-    """Write one OBJ (``v`` lines with 9 significant digits, 1-based ``f`` lines), atomically."""
+              triangles: NDArray[np.int64] | Sequence[Sequence[int]], comment: str = "") -> Path:
+    """Write one OBJ (``v`` lines with 9 significant digits, 1-based ``f`` lines), atomically.
+
+    ``triangles``: the faces, an (F, k) array or a list of polygons of any sizes (a quad mesh
+    is written as quads)."""
     target = Path(path)
     lines = []
     if comment:
         lines.append(f"# {comment}\n")
     body = "\n".join(
         ["v " + " ".join(f"{c:.9g}" for c in p) for p in np.asarray(positions).tolist()]
-        + ["f " + " ".join(str(i + 1) for i in t) for t in np.asarray(triangles).tolist()]
+        + ["f " + " ".join(str(int(i) + 1) for i in t) for t in _face_lists(triangles)]
     )
     with atomic_write(target) as fh:
         fh.write("".join(lines) + body + "\n")
     return target
+
+
+def _face_lists(faces: NDArray[np.int64] | Sequence[Sequence[int]]) -> list[list[int]]:
+    if isinstance(faces, np.ndarray):
+        return [list(f) for f in faces.tolist()]
+    return [[int(i) for i in f] for f in faces]
 
 
 def read_obj(path: str | os.PathLike[str]) -> tuple[NDArray[np.float64], list[list[int]]]:

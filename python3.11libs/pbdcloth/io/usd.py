@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -159,10 +159,13 @@ class UsdCacheWriter:
         velocities: ArrayLike | None = None,
         strain: ArrayLike | None = None,
         force_commit: bool = False,
+        extra: Mapping[str, ArrayLike] | None = None,
     ) -> bool:
         """Add a frame's time samples; returns True if the file on disk now holds this frame.
 
-        ``positions``/``normals``/``velocities`` are (N, 3) [m], [unit], [m/s]; ``strain`` (N,).
+        ``positions``/``normals``/``velocities`` are (N, 3) [m], [unit], [m/s]; ``strain`` (N,);
+        ``extra``: other point attributes, name -> (N,) or (N, 3) floats, written as
+        time-sampled vertex primvars of that name.
         """
         UsdGeom, Sdf, Vt = self._UsdGeom, self._Sdf, self._Vt
         t = self._Usd.TimeCode(float(frame))
@@ -184,6 +187,8 @@ class UsdCacheWriter:
                 pv = api.CreatePrimvar("strain", Sdf.ValueTypeNames.FloatArray,
                                        UsdGeom.Tokens.vertex)
             pv.Set(Vt.FloatArray.FromNumpy(np.asarray(strain, dtype=np.float32)), t)
+        for name, values in (extra or {}).items():
+            self._primvar(name, values, t)
         self.last_frame = int(frame)
         due = (self.commit_ratio != float("inf")
                and time.perf_counter() - self._last_export_end
@@ -192,6 +197,22 @@ class UsdCacheWriter:
             self.commit()
             return True
         return False
+
+    def _primvar(self, name: str, values: ArrayLike, t: Any) -> None:
+        """Set the vertex primvar ``name`` (float (N,) or float3 (N, 3)) at time ``t``."""
+        UsdGeom, Sdf, Vt = self._UsdGeom, self._Sdf, self._Vt
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.ndim == 1:
+            kind, value = Sdf.ValueTypeNames.FloatArray, Vt.FloatArray.FromNumpy(
+                arr.astype(np.float32))
+        elif arr.ndim == 2 and arr.shape[1] == 3:
+            kind, value = Sdf.ValueTypeNames.Float3Array, _vec3f(Vt, arr)
+        else:
+            raise UsdError(f"point attribute {name!r} of shape {arr.shape} has no USD primvar "
+                           "type here (float or float3 per point)")
+        api = UsdGeom.PrimvarsAPI(self.mesh)
+        pv = api.GetPrimvar(name) or api.CreatePrimvar(name, kind, UsdGeom.Tokens.vertex)
+        pv.Set(value, t)
 
     def commit(self) -> None:
         """Export the stage to a temporary file and rename it over the target (atomic)."""
@@ -346,6 +367,9 @@ class UsdCache:
     faces: list[list[int]]
     strain: list[NDArray[np.float64]] | None
     fps: float
+    attributes: list[dict[str, NDArray[np.float64]]] = field(default_factory=list)
+    """Point attributes per frame: ``v`` (velocities) and every vertex primvar (``w``,
+    ``strain``, ...) at that time."""
 
 
 def read_usd_cache(path: str | os.PathLike[str], prim_path: str | None = None,
@@ -367,5 +391,28 @@ def read_usd_cache(path: str | os.PathLike[str], prim_path: str | None = None,
               if pv and pv.GetAttr().GetTimeSamples() else None)
     positions = [np.asarray(mesh.GetPointsAttr().Get(Usd.TimeCode(t)), dtype=np.float64)
                  for t in samples]
+    n = positions[0].shape[0]
+    primvars = [p for p in UsdGeom.PrimvarsAPI(mesh).GetPrimvars()
+                if p.GetInterpolation() == UsdGeom.Tokens.vertex]
+    velocities = mesh.GetVelocitiesAttr()
+    attributes: list[dict[str, NDArray[np.float64]]] = []
+    for t in samples:
+        at: dict[str, NDArray[np.float64]] = {}
+        if velocities and velocities.HasValue():
+            v = velocities.Get(Usd.TimeCode(t))
+            if v is not None and len(v) == n:
+                at["v"] = np.asarray(v, dtype=np.float64)
+        for p in primvars:
+            value = p.Get(Usd.TimeCode(t))
+            if value is None:
+                continue
+            try:
+                arr = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError):
+                continue
+            if arr.shape[:1] == (n,):
+                at[p.GetPrimvarName()] = arr
+        attributes.append(at)
     return UsdCache(frames=[round(t) for t in samples], positions=positions, faces=faces,
-                    strain=strain, fps=float(stage.GetFramesPerSecond()))
+                    strain=strain, fps=float(stage.GetFramesPerSecond()),
+                    attributes=attributes)

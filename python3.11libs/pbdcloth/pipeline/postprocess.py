@@ -228,8 +228,10 @@ def postprocess_cache(source: str, out_dir: str, options: PostprocessOptions,
                       fps: float | None = None) -> list[str]:
     """Post-process every frame of a cache (USD, ``.geo`` or OBJ sequence) into a new cache.
 
-    ``fmt`` defaults to the source's format and ``name`` to its name; per-point ``strain`` is
-    carried over (each shell point takes its cloth point's value). Returns the files written.
+    ``fmt`` defaults to the source's format and ``name`` to its name. Every point attribute of
+    the source is carried over (velocities ``v``, inverse mass ``w``, ``strain`` and any other;
+    each shell point takes its cloth point's value); normals are computed anew. Without a shell
+    the source's polygons are kept (quads stay quads). Returns the files written.
     """
     from pathlib import Path
 
@@ -247,10 +249,18 @@ def postprocess_cache(source: str, out_dir: str, options: PostprocessOptions,
     data = []
     for k, pos in enumerate(cache.positions):
         shell = postprocess(pos, cache.triangles, options)
-        strain = cache.strain[k][shell.source] if cache.strain is not None else None
-        data.append(FrameData(positions=shell.positions, triangles=shell.triangles,
-                              strain=strain,
-                              normals=vertex_normals(shell.positions, shell.triangles)))
+        attrs = {name: np.asarray(value)[shell.source]
+                 for name, value in (cache.attributes[k] if cache.attributes else {}).items()
+                 if name not in ("N", "normals")}
+        if "strain" not in attrs and cache.strain is not None:
+            attrs["strain"] = cache.strain[k][shell.source]
+        data.append(FrameData(
+            positions=shell.positions, triangles=shell.triangles,
+            velocities=attrs.pop("v", None), inverse_mass=attrs.pop("w", None),
+            strain=attrs.pop("strain", None),
+            normals=vertex_normals(shell.positions, shell.triangles),
+            faces=cache.faces if options.thickness == 0.0 and cache.faces else None,
+            extra=attrs))
     written = write_cache(target_dir, target_name, target_fmt, cache.frames, data,
                           fps=fps or cache.fps or 24.0)
     return [str(p) for p in written]

@@ -30,6 +30,7 @@ from ..atomic import atomic_write
 from ..backends.base import FrameStats
 from ..colliders.base import min_distance
 from ..io.obj import frame_path, write_obj
+from ..preview.shapes import Shape, shapes_of
 from ..scenes.cloth import Scene
 from ..solver import ClothSolver
 from .progress import Progress
@@ -145,7 +146,8 @@ class Run:
 def frame_record(frame: int, solver: ClothSolver, stats: FrameStats | None,
                  detailed: bool = True) -> dict[str, Any]:
     """One line of ``log.jsonl``: ``frame``, ``ms`` (None for the unstepped start frame),
-    ``max_strain``, ``mean_strain``, ``kinetic_energy`` [J], ``contacts``; ``detailed`` adds
+    ``max_strain`` (the max edge strain relative to rest, :meth:`ClothSolver.max_strain`, a
+    fraction), ``mean_strain`` (mean |L / L0 - 1|), ``kinetic_energy`` [J], ``contacts``; ``detailed`` adds
     ``min_distance`` [m] (None without colliders) and the backend's ``FrameStats.extra``."""
     record: dict[str, Any] = {
         "frame": frame,
@@ -208,23 +210,27 @@ class ObjFramesHook:
 
 @dataclass
 class ClothRecorder:
-    """Keeps every frame's positions (``frames[0]`` = the state when recording began) and the
-    run's extremes: largest edge strain and smallest distance to the colliders [m]."""
+    """Keeps every handed frame's positions and collider shapes (for pictures) and the run's
+    extremes: the largest max edge strain (:meth:`ClothSolver.max_strain`) with its frame, and
+    the smallest distance to the colliders [m]."""
 
     solver: ClothSolver
     frames: list[F] = field(default_factory=list)
+    shapes: list[list[Shape]] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
     worst_strain: float = 0.0
+    worst_frame: int | None = None
     nearest: float = float("inf")
 
-    def __post_init__(self) -> None:
-        self.frames.append(self.solver.positions.copy())
-        self.nearest = min_distance(self.solver.colliders, self.solver.positions)
-
     def frame_done(self, frame: int, stats: FrameStats | None) -> None:
-        self.worst_strain = max(self.worst_strain, self.solver.max_strain())
+        strain = self.solver.max_strain()
+        if self.worst_frame is None or strain > self.worst_strain:
+            self.worst_strain, self.worst_frame = strain, frame
         self.nearest = min(self.nearest, min_distance(self.solver.colliders,
                                                       self.solver.positions))
         self.frames.append(self.solver.positions.copy())
+        self.shapes.append(shapes_of(self.solver.colliders))
+        self.numbers.append(frame)
 
     def close(self) -> None:
         pass
@@ -252,6 +258,7 @@ class RunSummary:
 
     scene: str
     frames: int
+    """Frames written: frame 1 is the start state, each later frame one step."""
     particles: int
     triangles: int
     substeps: int
@@ -259,20 +266,44 @@ class RunSummary:
     seconds: float
     ms_per_frame: float
     max_strain: float
-    min_collider_distance: float
-    """Smallest signed distance of any particle to any collider at any frame end [m]."""
+    """Largest max edge strain (``L / L0 - 1`` over the mesh edges) of any frame."""
+    max_strain_frame: int | None
+    min_collider_distance: float | None
+    """Smallest signed distance of any particle to any collider at any frame [m]; None
+    without colliders."""
     outputs: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        return [
+        lines = [
             f"scene            {self.scene}",
-            f"frames           {self.frames}",
+            f"frames           1-{self.frames} (frame 1 at rest)",
             f"particles        {self.particles} ({self.triangles} triangles)",
             f"substeps x iter  {self.substeps} x {self.iterations}",
             f"time per frame   {self.ms_per_frame:.1f} ms ({self.seconds:.2f} s in all)",
-            f"max stretch      {100 * self.max_strain:.3f} %",
-            f"min distance to colliders {1000 * self.min_collider_distance:.2f} mm",
+            f"max strain       {strain_text(self.max_strain)}"
+            + (f" (frame {self.max_strain_frame})" if self.max_strain_frame is not None
+               else ""),
         ]
+        lines.append("min distance to colliders "
+                     + (distance_text(self.min_collider_distance)
+                        if self.min_collider_distance is not None else "- (no colliders)"))
+        return lines
+
+
+def strain_text(strain: float) -> str:
+    """A strain (fraction) as printed everywhere: percent with 2 decimals."""
+    return f"{100.0 * strain:.2f} %"
+
+
+def distance_text(metres: float) -> str:
+    """A clearance [m] in mm, with 2 decimals; float round-off below 0.005 mm prints as 0.00
+    (never ``-0.00`` or ``-6.4e-08``)."""
+    mm = 1000.0 * metres
+    return f"{0.0 if abs(mm) < 0.005 else mm:.2f} mm"
+
+
+START_FRAME = 1
+"""The demo's first frame: the start state (as ``simulate``'s start_frame, default 1)."""
 
 
 def run_scene(
@@ -282,12 +313,14 @@ def run_scene(
     progress: bool = True,
     on_frame: FrameCallback | None = None,
     on_progress: ProgressCallback | None = None,
-) -> tuple[RunSummary, list[F]]:
-    """Simulate ``scene.frames`` frames; write an OBJ per frame, a JSON-lines log and
-    ``summary.json`` to ``out_dir`` (nothing when None).
+) -> tuple[RunSummary, ClothRecorder]:
+    """Simulate ``scene``; write an OBJ per frame, a JSON-lines log and ``summary.json`` to
+    ``out_dir`` (nothing when None).
 
-    Frame 0 is the start state (not written), frames 1..``scene.frames`` one step of
-    1 / fps each. Returns the summary and the positions of every frame (frame 0 included).
+    Frames are numbered as ``simulate`` numbers them: frame 1 (:data:`START_FRAME`) is the start
+    state (written, logged), frame ``1 + k`` the state after ``k`` steps of 1 / fps, up to
+    frame ``1 + scene.frames``; ``scene.animate(solver, k)`` sets the controls of step ``k``.
+    Returns the summary and the recorder (positions and collider shapes of every frame).
     """
     solver = scene.make_solver()
     out = Path(out_dir) if out_dir is not None else None
@@ -300,21 +333,28 @@ def run_scene(
         hooks += [obj, LogHook(out / "log.jsonl", solver, detailed=False)]
     if on_frame is not None:
         hooks.append(CallbackHook(on_frame, solver))
-    run = Run(ClothStepper(solver, scene.fps, scene.animate), 0, hooks,
-              Progress(scene.frames, scene.name) if progress else None, on_progress)
+    animate = scene.animate
+    shifted: Animation | None = (None if animate is None else
+                                 lambda s, frame: animate(s, frame - START_FRAME))
+    last = START_FRAME + scene.frames
+    run = Run(ClothStepper(solver, scene.fps, shifted), START_FRAME, hooks,
+              Progress(last - START_FRAME + 1, scene.name) if progress else None, on_progress)
     start = time.perf_counter()
-    run.run_to(scene.frames)
+    run.emit()
+    run.run_to(last)
     seconds = time.perf_counter() - start
     run.close()
     outputs = obj.outputs if obj is not None else []
     summary = RunSummary(
-        scene=scene.name, frames=scene.frames, particles=solver.model.particle_count,
+        scene=scene.name, frames=last, particles=solver.model.particle_count,
         triangles=solver.model.mesh.triangle_count, substeps=solver.settings.substeps,
         iterations=solver.settings.iterations, seconds=seconds,
         ms_per_frame=1000 * seconds / max(scene.frames, 1), max_strain=recorder.worst_strain,
-        min_collider_distance=recorder.nearest, outputs=outputs,
+        max_strain_frame=recorder.worst_frame,
+        min_collider_distance=(recorder.nearest if np.isfinite(recorder.nearest) else None),
+        outputs=outputs,
     )
     if out is not None:
         with atomic_write(out / "summary.json") as fh:
             json.dump(summary.__dict__ | {"outputs": len(outputs)}, fh, indent=2)
-    return summary, recorder.frames
+    return summary, recorder

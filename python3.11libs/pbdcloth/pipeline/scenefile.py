@@ -245,6 +245,9 @@ class SceneSpec:
     fps: float
     output: OutputSpec
     postprocess: PostprocessOptions = field(default_factory=PostprocessOptions)
+    faces: list[list[int]] | None = None
+    """The mesh file's polygons when they are not all triangles (the caches write them; the
+    solver works on ``triangles``, their fan triangulation); None: ``triangles``."""
 
     @property
     def last_frame(self) -> int:
@@ -483,7 +486,8 @@ def _read_settings(check: _Checker, table: dict[str, Any],
 
 
 def _read_mesh(check: _Checker, table: dict[str, Any]
-               ) -> tuple[F, NDArray[np.int64], dict[str, NDArray[np.int64]]] | None:
+               ) -> tuple[F, NDArray[np.int64], dict[str, NDArray[np.int64]],
+                          list[list[int]] | None] | None:
     from ..io.meshfile import MESH_SUFFIXES, read_mesh
     from ..scenes.cloth import grid
 
@@ -533,7 +537,10 @@ def _read_mesh(check: _Checker, table: dict[str, Any]
     except MeshError as exc:
         check.add("mesh", table.get("file", table.get("grid")), str(exc))
         return None
-    return mesh_ok.positions, mesh_ok.triangles, groups
+    polygons = None
+    if not isinstance(faces, np.ndarray) and any(len(f) != 3 for f in faces):
+        polygons = [[int(i) for i in f] for f in faces]
+    return mesh_ok.positions, mesh_ok.triangles, groups, polygons
 
 
 def _read_pins(check: _Checker, table: dict[str, Any], positions: F | None,
@@ -732,7 +739,7 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
         mesh = None
     else:
         mesh = _read_mesh(check, check.table(data, "mesh"))
-    positions, triangles, groups = mesh if mesh is not None else (None, None, {})
+    positions, triangles, groups, polygons = mesh if mesh is not None else (None, None, {}, None)
     pinned, pin_motion = _read_pins(check, check.table(data, "pins"), positions, groups)
 
     colliders: list[ColliderSpec] = []
@@ -773,7 +780,7 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
     spec = SceneSpec(name=name, description=description, source=None, positions=positions,
                      triangles=triangles, pinned=pinned, pin_motion=pin_motion,
                      colliders=colliders, settings=settings, frames=frames, start_frame=start,
-                     fps=fps, output=output, postprocess=post)
+                     fps=fps, output=output, postprocess=post, faces=polygons)
     problems: list[Problem] = []
     for c in colliders:
         # Build each collider once: catches what only its constructor sees (a .vdb without a

@@ -52,6 +52,8 @@ from .run import (
     LogHook,
     ProgressCallback,
     Run,
+    distance_text,
+    strain_text,
 )
 from .scenefile import SceneSpec
 
@@ -89,7 +91,12 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
     normals = (vertex_normals(x, tris)
                if spec.output.normals and spec.output.format == CacheFormat.USD else None)
     return FrameData(positions=x, triangles=tris, velocities=v, inverse_mass=w, strain=strain,
-                     normals=normals)
+                     normals=normals, faces=_polygons(spec))
+
+
+def _polygons(spec: SceneSpec) -> list[list[int]] | None:
+    """The input's polygons for the cache (quads stay quads), unless a shell replaced them."""
+    return spec.faces if spec.postprocess.thickness == 0.0 else None
 
 
 def read_log(path: str | Path) -> list[dict[str, Any]]:
@@ -118,7 +125,9 @@ def _make_writer(spec: SceneSpec, solver: ClothSolver, keep_until: int | None) -
         if spec.postprocess.active:
             shell = postprocess(solver.model.mesh.positions, tris, spec.postprocess)
             tris, w = shell.triangles, w[shell.source]
-        return UsdWriter(out.dir, out.name, tris, spec.fps, spec.start_frame,
+        faces = _polygons(spec)
+        return UsdWriter(out.dir, out.name, tris if faces is None else faces, spec.fps,
+                         spec.start_frame,
                          keep_until=keep_until, inverse_mass=w, normals=out.normals,
                          velocities=out.velocities)
     return SequenceWriter(out.dir, out.name, out.format, keep_until=keep_until)
@@ -261,8 +270,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         (f"substeps x iter  {summary['substeps']} x {summary['iterations']} "
          f"({summary['model']})"),
         f"time per frame   {summary['ms_per_frame']:.1f} ms",
-        f"max stretch      {100 * summary['max_strain']:.3f} %",
+        f"max strain       {strain_text(summary['max_strain'])} (max edge strain vs rest)",
+        "min distance to colliders "
+        + (distance_text(dist) if dist is not None else "- (no colliders)"),
     ]
-    if dist is not None:
-        lines.append(f"min distance to colliders {1000 * dist:.2f} mm")
     return lines

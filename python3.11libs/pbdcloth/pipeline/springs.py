@@ -23,7 +23,7 @@ from ..backends.base import FrameStats
 from ..scenes.springs import SpringScene
 from ..springs import SpringChain
 from .progress import Progress
-from .run import ProgressCallback, Run
+from .run import ProgressCallback, Run, distance_text
 
 
 @dataclass
@@ -57,8 +57,9 @@ class SpringRun:
              f"{self.collision_passes} collision passes)"),
             f"time per frame   {self.ms_per_frame:.2f} ms ({self.seconds:.2f} s in all)",
             f"bone length error {self.max_length_error:.2e} m",
-            (f"min clearance    {1000 * self.min_clearance:.3g} mm (tail hit sphere to "
-             f"colliders; touching in {self.contact_frames} frames)"),
+            (f"min clearance    {distance_text(self.min_clearance)} (tail hit sphere to "
+             f"colliders; touching in {self.contact_frames} frames)"
+             if np.isfinite(self.min_clearance) else "min clearance    - (no colliders)"),
             f"max tip swing    {swing} (relative to the body)",
         ]
 

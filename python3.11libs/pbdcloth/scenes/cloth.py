@@ -19,12 +19,18 @@ from ..solver import ClothSolver
 from .springs import SpringScene, springs_scene
 
 
+def describe(doc: str | None) -> str:
+    """A scene's one-line description: the first paragraph of its docstring, on one line."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
 @dataclass
 class Scene:
     """A ready-to-run simulation recipe."""
 
     name: str
     description: str
+    """One line (the demo prints it): :func:`describe` of the recipe's docstring."""
     positions: NDArray[np.float64]
     triangles: NDArray[np.int64]
     pinned: NDArray[np.int64]
@@ -33,7 +39,9 @@ class Scene:
     frames: int
     fps: float = 24.0
     animate: Callable[[ClothSolver, int], None] | None = None
-    """Called before each frame with the solver and the frame number (1-based)."""
+    """Called before each step with the solver and the step number k (1-based): it sets the
+    controls for the end of step k, time k / fps after the start. The demo numbers the state
+    after step k frame 1 + k (frame 1 is the start state)."""
     info: dict[str, float] = field(default_factory=dict)
     follow_camera: bool = False
     """Pictures centre each frame on the cloth (for scenes where it travels)."""
@@ -56,7 +64,7 @@ def drape_scene(resolution: int = 50, settings: ClothSettings | None = None,
     s = settings or ClothSettings(substeps=20, iterations=2, bend_stiffness=0.05, thickness=0.01,
                                   friction=0.4, damping=0.2, tethers=True, tether_slack=1.02)
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, 0.6, 0.15), 0.35)]
-    return Scene("drape", description=drape_scene.__doc__ or "", positions=pos, triangles=tris,
+    return Scene("drape", description=describe(drape_scene.__doc__), positions=pos, triangles=tris,
                  pinned=pinned, settings=s, colliders=colliders, frames=frames)
 
 
@@ -123,7 +131,7 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
         body.move_to_time(t, **walk)
         solver.set_pin_targets(_to_world(body.frame(t, **walk), local[pins]))
 
-    return Scene("cloak", description=cloak_scene.__doc__ or "", positions=pos, triangles=tris,
+    return Scene("cloak", description=describe(cloak_scene.__doc__), positions=pos, triangles=tris,
                  pinned=pins, settings=s, colliders=list(body.colliders), frames=frames, fps=fps,
                  animate=animate, info={"height": height}, follow_camera=True)
 
@@ -148,7 +156,7 @@ def prop_scene(resolution: int = 40, settings: ClothSettings | None = None,
                                   thickness=0.01, friction=0.4, static_friction=0.6,
                                   damping=0.3)
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), body]
-    return Scene("prop", description=prop_scene.__doc__ or "", positions=pos, triangles=tris,
+    return Scene("prop", description=describe(prop_scene.__doc__), positions=pos, triangles=tris,
                  pinned=np.zeros(0, dtype=np.int64), settings=s, colliders=colliders,
                  frames=frames, info={"voxel_size": voxel_size})
 
@@ -185,7 +193,7 @@ def fold_scene(resolution: int = 40, settings: ClothSettings | None = None,
         damping=0.1, self_collision=True, self_thickness=self_thickness, self_friction=0.2,
     )
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, radius, 0.0), radius)]
-    return Scene("fold", description=fold_scene.__doc__ or "", positions=pos, triangles=tris,
+    return Scene("fold", description=describe(fold_scene.__doc__), positions=pos, triangles=tris,
                  pinned=np.zeros(0, dtype=np.int64), settings=s, colliders=colliders,
                  frames=frames)
 
@@ -227,7 +235,7 @@ def twist_scene(resolution: int = 40, settings: ClothSettings | None = None,
         target[:, 2] = sn * y + c * z
         solver.set_pin_targets(target)
 
-    return Scene("twist", description=twist_scene.__doc__ or "", positions=pos, triangles=tris,
+    return Scene("twist", description=describe(twist_scene.__doc__), positions=pos, triangles=tris,
                  pinned=pinned, settings=s, colliders=[], frames=frames, animate=animate,
                  info={"degrees_per_frame": degrees_per_frame})
 

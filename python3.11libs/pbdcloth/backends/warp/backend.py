@@ -37,6 +37,10 @@ import numpy as np
 import warp as wp
 from numpy.typing import NDArray
 
+from ._quiet import init_quietly
+
+init_quietly(wp)
+
 from ...colliders.base import Collider
 from ...colliders.sdf import SdfCollider
 from ...cloth.model import ClothModel, DistanceFamily
