@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-
 from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.cloth.mesh import ClothMesh, grid
 from pbdcloth.cloth.model import build_model
@@ -86,3 +85,65 @@ def test_clamp_corrections_sum_to_zero_momentum() -> None:
     vf = V[:, model.inv_mass > 0]
     rel = np.linalg.norm(vf[:, :, None] - vf[:, None, :], axis=0)
     assert rel.max() <= 2 * 0.5 * 0.005 * 240 * (1 + 1e-12)
+
+
+# --- presets ------------------------------------------------------------------------------------
+
+GRID_SCENE = """
+[scene]
+frames = 2
+[mesh]
+grid = { nx = 6, ny = 6, width = 0.5, height = 0.5 }
+[settings]
+"""
+
+
+def test_presets_are_physical_and_sourced() -> None:
+    from pbdcloth.presets import PRESETS, preset
+
+    assert set(PRESETS) >= {"silk", "cotton_shirting", "denim", "wool_coating", "leather",
+                            "jersey"}
+    for p in PRESETS.values():
+        s = ClothSettings(**p.settings())
+        assert s.model == "xpbd" and len(p.source) > 20
+        assert s.density == pytest.approx(p.gsm / 1000)
+    # Denim is heavier and stiffer in bending than silk; jersey (a knit) stretches most.
+    assert preset("denim").density > 5 * preset("silk").density
+    assert preset("denim").bend_compliance < preset("silk").bend_compliance / 10
+    assert max(PRESETS.values(), key=lambda p: p.stretch_compliance).name == "jersey"
+    # Closed forms of the conversion: cotton EMT 3 % -> 1 / (490.3 N/m / 0.03).
+    assert preset("cotton_shirting").stretch_compliance == pytest.approx(0.03 / 490.3)
+
+
+def test_unknown_preset_names_the_valid_ones() -> None:
+    from pbdcloth import SettingsError
+    from pbdcloth.presets import preset
+
+    with pytest.raises(SettingsError, match="valid presets: silk"):
+        preset("burlap")
+
+
+def test_preset_on_the_command_line_and_in_scene_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import argparse
+
+    from pbdcloth.cli.options import add_settings_arguments, settings_overrides
+    from pbdcloth.pipeline.scenefile import SceneFileError, load_scene
+    from pbdcloth.presets import preset
+
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser)
+    given = settings_overrides(parser.parse_args(["--preset", "denim", "--friction", "0.7"]))
+    assert given == {**preset("denim").settings(), "friction": 0.7}
+
+    path = tmp_path / "s.toml"
+    path.write_text(GRID_SCENE + 'preset = "leather"\nsubsteps = 12\n')
+    spec = load_scene(path)
+    leather = preset("leather")
+    assert spec.settings.density == leather.density and spec.settings.substeps == 12
+    assert spec.settings.bend_compliance == leather.bend_compliance
+    # The command line's preset and options come after the file's.
+    spec = load_scene(path, settings_overrides={**preset("silk").settings(), "friction": 0.1})
+    assert spec.settings.density == preset("silk").density and spec.settings.friction == 0.1
+    path.write_text(GRID_SCENE + 'preset = "burlap"\n')
+    with pytest.raises(SceneFileError, match="settings.preset"):
+        load_scene(path)
