@@ -147,3 +147,23 @@ def test_preset_on_the_command_line_and_in_scene_files(tmp_path) -> None:  # typ
     path.write_text(GRID_SCENE + 'preset = "burlap"\n')
     with pytest.raises(SceneFileError, match="settings.preset"):
         load_scene(path)
+
+
+@pytest.mark.skipif(not __import__("importlib.util").util.find_spec("warp"),
+                    reason="warp-lang is not installed")
+def test_warp_clamp_mirrors_the_numpy_clamp_in_float64() -> None:
+    """The spinning cloth, one frame with the clamp acting and no contact: Warp's float64
+    kernels (momentum_blocks, clamp_velocity, shift_velocity) give the numpy stage's result to
+    rounding."""
+    from conftest import NUMPY
+
+    from pbdcloth.backends.warp.backend import WarpBackend
+
+    ref = _spinning_cloth(NUMPY, (0.3, 0.1, -0.2))
+    dev = _spinning_cloth(NUMPY, (0.3, 0.1, -0.2))
+    dev.use_backend(WarpBackend(dev.model, device="cpu", precision="float64"))
+    a, b = ref.step(1 / 24), dev.step(1 / 24)
+    assert a.extra["self_clamped"] == b.extra["self_clamped"] > 100
+    assert a.extra["self_pt_contacts"] == 0
+    assert np.abs(ref.positions - dev.positions).max() < 1e-12
+    assert np.abs(ref.velocities - dev.velocities).max() < 1e-10
