@@ -42,7 +42,7 @@ def test_shear_pairs_cover_every_wing_pair_once() -> None:
     assert np.array_equal(np.unique(_pairs(model.shear.i, model.shear.j), axis=0), wings)
 
 
-def _spinning_cloth(backend: BackendCase, drift: tuple[float, float, float]) -> ClothSolver:
+def _spinning_cloth(backend: BackendCase | type, drift: tuple[float, float, float]) -> ClothSolver:
     pos, tris = grid(10, 10, 0.5, 0.5)
     pos = pos + [0.0, 1.0, 0.0]
     v0 = np.cross([0.0, 6.0, 0.0], pos - pos.mean(0)) + np.asarray(drift)
@@ -155,9 +155,14 @@ def test_warp_clamp_mirrors_the_numpy_clamp_in_float64() -> None:
     """The spinning cloth, one frame with the clamp acting and no contact: Warp's float64
     kernels (momentum_blocks, clamp_velocity, shift_velocity) give the numpy stage's result to
     rounding."""
-    from conftest import NUMPY
-
     from pbdcloth.backends.warp.backend import WarpBackend
+
+    class NUMPY:
+        name = "numpy"
+
+        @staticmethod
+        def cloth_settings(**changes: object) -> ClothSettings:
+            return ClothSettings(**changes)  # type: ignore[arg-type]
 
     ref = _spinning_cloth(NUMPY, (0.3, 0.1, -0.2))
     dev = _spinning_cloth(NUMPY, (0.3, 0.1, -0.2))
