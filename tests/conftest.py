@@ -27,6 +27,8 @@ TIERS = {
     "constraints": "unit",
     "solver": "physics",
     "xpbd": "physics",
+    "fabric": "physics",
+    "validation": "physics",
     "sdf": "physics",
     "selfcollision": "physics",
     "springs": "physics",

@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"colliders", "selfcollision"},
     {"cloth"},
     {"constraints"},
-    {"settings", "arrays", "atomic", "version"},
+    {"settings", "presets", "arrays", "atomic", "version"},
 ]
 
 

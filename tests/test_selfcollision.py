@@ -533,11 +533,12 @@ def test_velocity_clamp_limits_motion_relative_to_the_mean() -> None:
     h, t, c = 1e-3, 0.01, 0.5
     V0 = V.copy()
     clamped = sc.clamp_velocity(V, h, t, c)
-    dev = V - V0.mean(axis=1, keepdims=True)
+    rel = np.linalg.norm(V[:, :, None] - V[:, None, :], axis=0)
     assert clamped > 0
-    assert np.all(np.linalg.norm(dev, axis=0) <= c * t / h * (1 + 1e-12))
+    assert rel.max() <= 2 * c * t / h * (1 + 1e-12)
     assert clamped < 36  # only the outliers
-    assert V.mean(axis=1)[1] == pytest.approx(V0.mean(axis=1)[1], rel=0.02)  # the fall is kept
+    m = model.mass
+    assert np.allclose(V @ m, V0 @ m, rtol=0, atol=1e-12 * np.abs(V0 @ m).max())  # momentum kept
 
 
 # --- scenes, on every backend -----------------------------------------------------------------
@@ -585,11 +586,11 @@ def test_scenes_are_registered_for_the_demo() -> None:
 
 
 def test_fast_twist_never_intersects_itself(backend: Any) -> None:
-    """The short check of the default run: the twist scene turned 30 degrees a frame, 180
-    degrees in six frames, with contacts from the third frame on (20 x 20 points)."""
-    scene = _on(twist_scene(resolution=20, frames=6, degrees_per_frame=30.0), backend)
+    """The short check of the default run: the twist scene turned 30 degrees a frame, 210
+    degrees in seven frames, with contacts in the seventh frame (20 x 20 points)."""
+    scene = _on(twist_scene(resolution=20, frames=7, degrees_per_frame=30.0), backend)
     t = scene.settings.self_thickness
-    _, frames, stats = _run(scene, 6)
+    _, frames, stats = _run(scene, 7)
     nearest = nearest_after_checking_every_frame(scene, frames)
     assert sum(s.extra["self_pt_contacts"] for s in stats) > 50
     assert nearest >= 0.5 * t, f"closest vertex-triangle pair {nearest:.4f} m"

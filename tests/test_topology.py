@@ -33,7 +33,9 @@ def test_rest_data_match_the_geometry() -> None:
     assert set(np.round(top.edge_rest_length, 12)) == {1.0, round(np.sqrt(2), 12)}
     assert np.all(top.bend_rest_angle == 0.0)
     q = top.bend_quads
-    assert np.allclose(top.shear_rest_length, np.linalg.norm(pos[q[:, 2]] - pos[q[:, 3]], axis=1))
+    assert np.allclose(top.wing_rest_length, np.linalg.norm(pos[q[:, 2]] - pos[q[:, 3]], axis=1))
+    s = top.shear_pairs
+    assert np.allclose(top.shear_rest_length, np.linalg.norm(pos[s[:, 0]] - pos[s[:, 1]], axis=1))
     # Wings are the opposite corners of the two triangles sharing the edge.
     tri_sets = {frozenset(t) for t in tris.tolist()}
     for p1, p2, p3, p4 in q.tolist():

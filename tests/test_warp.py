@@ -212,7 +212,7 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], str]] = [
      {"stretch_stiffness": 0.1, "tethers": True}, ""),
     ("thickness", {"thickness": 0.04}, {}, ""),
     ("frictionless", {"friction": 0.0}, {}, ""),
-    ("static-friction", {"static_friction": 3.0}, {}, ""),
+    ("static-friction", {"static_friction": 2.0}, {}, ""),
     ("restitution", {"restitution": 0.9, "friction": 0.0}, {"friction": 0.0}, ""),
     ("moving-sphere", {}, {}, "sphere"),
     ("moving-capsule", {}, {}, "capsule"),

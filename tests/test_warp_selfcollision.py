@@ -204,7 +204,7 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame() -> None:
         n = int(a.count.numpy()[0])
         assert n > 8 and int(b.count.numpy()[0]) == n and b.slots > 1
         np.testing.assert_array_equal(a.idx.numpy()[:n], b.idx.numpy()[:n])
-    scene = fold_scene(resolution=20, frames=44)
+    scene = fold_scene(resolution=28, frames=44)
     scene.settings = scene.settings.replace(backend="warp", device="cpu")
     solver = ClothSolver(scene.positions, scene.triangles, pinned=scene.pinned,
                          settings=scene.settings, colliders=scene.colliders,

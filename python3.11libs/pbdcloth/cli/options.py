@@ -2,7 +2,8 @@
 
 Every cloth setting of :data:`pbdcloth.settings.CLOTH_SETTINGS` becomes an option
 (``--substeps 20``, ``--gravity 0 -9.81 0``, ``--tethers/--no-tethers``) with its unit, range and
-default in the help text, grouped as in the declaration.
+default in the help text, grouped as in the declaration. ``--preset NAME`` sets the values of a
+fabric preset (:mod:`pbdcloth.presets`) first; options given with it override them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..presets import PRESETS, preset
 from ..settings import (
     CLOTH_SETTINGS,
     KIND_BOOL,
@@ -42,6 +44,10 @@ def setting_help(decl: Setting) -> str:
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     """Add one option per cloth setting, grouped as in the declaration, all defaulting to None."""
     groups: dict[str, argparse._ArgumentGroup] = {}
+    parser.add_argument(
+        "--preset", dest="setting_preset", default=None, choices=list(PRESETS),
+        help="fabric preset (pbdcloth.presets): density, compliances and friction of a real "
+        "fabric, in SI units, XPBD; other options override its values")
     for decl in CLOTH_SETTINGS:
         group = groups.setdefault(decl.group, parser.add_argument_group(f"{decl.group} settings"))
         kwargs: dict[str, Any] = {"dest": f"setting_{decl.name}", "default": None,
@@ -62,8 +68,12 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The settings given on the command line, as ``{name: value}``."""
+    """The settings given on the command line, as ``{name: value}`` (a ``--preset``'s values
+    first, then the options given)."""
     out: dict[str, Any] = {}
+    name = getattr(args, "setting_preset", None)
+    if name is not None:
+        out.update(preset(name).settings())
     for decl in CLOTH_SETTINGS:
         value = getattr(args, f"setting_{decl.name}", None)
         if value is not None:

@@ -27,7 +27,13 @@ class Topology:
         bend_quads: (p1, p2, p3, p4) per interior manifold edge: shared edge p1 < p2, wing p3 in
             the lower-numbered triangle, wing p4 in the other, shape (B, 4).
         bend_rest_angle: signed rest dihedral angle [rad], 0 = flat, shape (B,).
-        shear_rest_length: rest distance between the wings p3 and p4 [m], shape (B,).
+        wing_rest_length: rest distance between the wings p3 and p4 of each bend quad [m],
+            shape (B,).
+        shear_pairs: the distinct wing pairs (p3, p4), each listed once, in the order of their
+            first bend quad, shape (S, 2), S <= B. On a grid the two quads of a straight pair
+            of triangles two cells apart share their wings; listing such a pair twice would
+            give it half the set compliance.
+        shear_rest_length: rest distance of each shear pair [m], shape (S,).
         triangle_area: rest area of each triangle [m^2], shape (T,).
         point_area: one third of the area of each triangle lumped on its corners [m^2], shape (N,).
         boundary_edges: edges used by one triangle only, shape (K, 2).
@@ -38,15 +44,12 @@ class Topology:
     edge_rest_length: FloatArray
     bend_quads: IndexArray
     bend_rest_angle: FloatArray
+    wing_rest_length: FloatArray
+    shear_pairs: IndexArray
     shear_rest_length: FloatArray
     triangle_area: FloatArray
     point_area: FloatArray
     boundary_edges: IndexArray
-
-    @property
-    def shear_pairs(self) -> IndexArray:
-        """Wing vertex pairs (p3, p4) of each bend quad, shape (B, 2)."""
-        return self.bend_quads[:, 2:4]
 
     def detail_arrays(self) -> dict[str, NDArray[np.generic]]:
         """Flat arrays under the names of the seed's Houdini detail attributes."""
@@ -60,7 +63,7 @@ class Topology:
             "bend_non_shared_edge_v0": q[:, 2],
             "bend_non_shared_edge_v1": q[:, 3],
             "rest_angles": self.bend_rest_angle,
-            "shear_lengths": self.shear_rest_length,
+            "shear_lengths": self.wing_rest_length,
             "triangles": self.triangles.reshape(-1),
         }
 
@@ -68,8 +71,8 @@ class Topology:
 def build_topology(mesh: ClothMesh) -> Topology:
     """Edges, bend quads, shear pairs and rest data of a validated mesh.
 
-    Interior edges shared by exactly two triangles get a bend quad and a shear pair; boundary
-    edges get neither. (Non-manifold edges are refused by :class:`ClothMesh`.)
+    Interior edges shared by exactly two triangles get a bend quad and their wings a shear pair
+    (once per distinct pair, :func:`unique_pairs`); boundary edges get neither. (Non-manifold edges are refused by :class:`ClothMesh`.)
     """
     pos, tris = mesh.positions, mesh.triangles
     edges, counts, edge_of = edge_use(tris)
@@ -86,7 +89,9 @@ def build_topology(mesh: ClothMesh) -> Topology:
     quads = np.concatenate([edges[counts == 2], c[h0, None], c[h1, None]], axis=1)
     x1, x2, x3, x4 = (pos[quads[:, k]].T for k in range(4))
     rest_angle = dihedral_angle(x1, x2, x3, x4)
-    shear_len = np.linalg.norm(pos[quads[:, 2]] - pos[quads[:, 3]], axis=1)
+    wing_len = np.linalg.norm(pos[quads[:, 2]] - pos[quads[:, 3]], axis=1)
+    first = unique_pairs(quads[:, 2:4])
+    shear_pairs = np.ascontiguousarray(quads[first, 2:4])
 
     area = triangle_areas(pos, tris)
     point_area = np.zeros(pos.shape[0])
@@ -97,11 +102,22 @@ def build_topology(mesh: ClothMesh) -> Topology:
         edge_rest_length=edge_rest_length,
         bend_quads=quads,
         bend_rest_angle=rest_angle,
-        shear_rest_length=shear_len,
+        wing_rest_length=wing_len,
+        shear_pairs=shear_pairs,
+        shear_rest_length=wing_len[first],
         triangle_area=area,
         point_area=point_area,
         boundary_edges=boundary_edges,
     )
+
+
+def unique_pairs(pairs: IndexArray) -> IndexArray:
+    """Indices of the first occurrence of each distinct unordered pair of ``pairs`` (K, 2), in
+    ascending order: ``pairs[unique_pairs(pairs)]`` lists every pair once, in first-seen order."""
+    if pairs.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp)
+    _, first = np.unique(np.sort(pairs, axis=1), axis=0, return_index=True)
+    return np.sort(first).astype(np.intp)
 
 
 def edge_use(triangles: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:

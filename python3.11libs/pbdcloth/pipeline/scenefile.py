@@ -9,7 +9,8 @@ A scene file has these tables (every one optional except ``[mesh]``)::
                    group = "name" (a USD GeomSubset or a .geo point group), [[pins.keys]]
     [[colliders]]  type = "plane" | "sphere" | "capsule" | "mesh" | "vdb", its shape keys,
                    [[colliders.keys]] frame = F, translate = [x, y, z]
-    [settings]     any cloth setting (see ``pbdcloth settings``)
+    [settings]     any cloth setting (see ``pbdcloth settings``); preset = "denim" starts from a
+                   fabric preset (pbdcloth.presets) that the other keys override
     [output]       dir, name, format = "usd" | "geo" | "obj", normals, velocities
     [postprocess]  smooth_iterations, smooth_lambda, smooth_mu, shell_thickness, centred
 
@@ -43,6 +44,7 @@ from numpy.typing import NDArray
 from ..cloth.mesh import ClothMesh, MeshError
 from ..colliders import Capsule, Collider, Plane, Sphere
 from ..io.cache import CACHE_FORMATS, CacheFormat
+from ..presets import preset
 from ..scenes.cloth import Scene
 from ..settings import CLOTH_SETTINGS, Choice, ClothSettings, SettingsError, setting
 from ..solver import ClothSolver
@@ -457,6 +459,14 @@ def _read_settings(check: _Checker, table: dict[str, Any],
     names = [d.name for d in CLOTH_SETTINGS]
     values: dict[str, Any] = {}
     ok = True
+    if "preset" in table:
+        table = dict(table)
+        name = table.pop("preset")
+        try:
+            values.update(preset(name).settings())
+        except SettingsError as exc:
+            check.add("settings.preset", name, str(exc))
+            ok = False
     for name, value in table.items():
         if name not in names:
             close = difflib.get_close_matches(name, names, n=1)

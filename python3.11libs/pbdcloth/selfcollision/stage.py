@@ -6,8 +6,9 @@ work on flat candidate lists: no loop over particles, pairs or cells.
 
 Substep (called from the numpy backend; ``h`` the substep, ``c`` = ``self_clamp`` <= 1/2):
 
-1. ``clamp_velocity`` (predict): each free particle's velocity *relative to the mean velocity of
-   the free particles* is limited to ``c t / h``. This is Ten Minute Physics' clamp (Müller,
+1. ``clamp_velocity`` (predict): each free particle's velocity *relative to the centre-of-mass
+   velocity of the free particles* is limited to ``c t / h``, then all of them are shifted
+   alike so that their linear momentum is what it was. This is Ten Minute Physics' clamp (Müller,
    "Self collisions", tenMinutePhysics 15), applied to relative motion so that a falling or
    flying cloth keeps its speed: within a substep's prediction no two particles close in by
    more than ``2 c t <= t``.
@@ -241,6 +242,8 @@ class SelfCollision:
         self.inv_mass: F = model.inv_mass
         """Inverse masses [1/kg], (N,); 0 on pins."""
         self._free_idx: I = np.flatnonzero(model.inv_mass > 0.0).astype(np.intp)
+        self._free_mass: F = np.ascontiguousarray(model.mass[self._free_idx])
+        self._free_mass_sum = float(self._free_mass.sum())
         self.rest: F = self.lists.rest
         """Rest positions [m], (3, N)."""
         self._narrow: tuple[_Tracked, _Tracked, F, F] | None = None
@@ -249,25 +252,32 @@ class SelfCollision:
 
     # --- predict ---------------------------------------------------------------------------
     def clamp_velocity(self, V: F, h: float, thickness: float, clamp: float) -> int:
-        """Limit every free particle's velocity relative to the mean velocity of the free
-        particles to ``clamp * thickness / h`` (V (3, N), modified in place).
+        """Limit every free particle's velocity relative to the free particles' centre-of-mass
+        velocity to ``clamp * thickness / h`` (V (3, N), modified in place), keeping their
+        linear momentum.
 
-        Two particles then close in on each other by at most ``2 clamp thickness`` per substep,
-        while the cloth as a whole still falls, flies or turns slowly at any speed. Returns how
-        many particles were clamped.
+        With masses m_i, the centre-of-mass velocity ``vbar = sum m_i v_i / sum m_i``; each
+        deviation ``d_i = v_i - vbar`` longer than ``vmax`` is scaled to ``vmax``, giving v'_i;
+        then every free particle gets the same shift ``-(sum m_i v'_i / sum m_i - vbar)``, so the
+        clamp's corrections sum to zero momentum. The shift changes no velocity difference:
+        two particles still close in on each other by at most ``2 clamp thickness`` per
+        substep, while the cloth as a whole falls, flies or turns slowly at any speed. Returns
+        how many particles were clamped.
         """
         free = self._free_idx
         if free.size == 0:
             return 0
         vmax = clamp * thickness / h
         Vf = columns(V, free)
-        mean = Vf.mean(axis=1, keepdims=True)
+        m = self._free_mass
+        mean = (Vf @ m)[:, None] / self._free_mass_sum
         dev = Vf - mean
         speed2 = dot(dev, dev)
         over = np.flatnonzero(speed2 > vmax * vmax)
         if over.size:
-            idx = free[over]
-            V[:, idx] = mean + columns(dev, over) * (vmax / np.sqrt(speed2[over]))
+            Vf[:, over] = mean + columns(dev, over) * (vmax / np.sqrt(speed2[over]))
+            shift = (Vf @ m)[:, None] / self._free_mass_sum - mean
+            V[:, free] = Vf - shift
         self.stats.on_clamp(int(over.size))
         return int(over.size)
 

@@ -7,9 +7,10 @@ device-side data structures below. Everything is issued into the Warp backend's 
 
 Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
 
-1. After predict and pins: the mean velocity of the free particles (a fixed-order two-level
-   sum), then each free particle's velocity relative to it clamped to ``c t / h`` and its
-   prediction redone.
+1. After predict and pins: the centre-of-mass velocity of the free particles (a fixed-order
+   two-level sum of m v), then each free particle's velocity relative to it clamped to
+   ``c t / h``; the clamped centre-of-mass velocity is summed the same way and every free
+   particle shifted back by the difference (momentum kept) and its prediction redone.
 2. Verlet check: the largest deviation of any particle's displacement since the last build
    from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
    ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
@@ -226,6 +227,10 @@ class WarpSelfCollision:
         s = k.scalar
         self.built_at = wp.zeros(n, dtype=v3, device=dev)
         self.mean = wp.zeros(1, dtype=v3, device=dev)
+        self.mean_after = wp.zeros(1, dtype=v3, device=dev)
+        free_mass = model.mass[model.inv_mass > 0.0]
+        self.free_mass = float(free_mass.sum()) if free_mass.size else 1.0
+        self.mass: Any = wp.array(model.mass.astype(self.np_scalar), dtype=s, device=dev)
         self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
         self.dev_max = wp.zeros(1, dtype=s, device=dev)
         self.force = wp.ones(1, dtype=wp.int32, device=dev)
@@ -334,10 +339,14 @@ class WarpSelfCollision:
         blocks = self.sum_blocks.shape[0]
         block = self.tuning.warp_block
         if free:
-            launch(k.sum_blocks, blocks, [v, v, 0, inv_mass, 1, block, self.sum_blocks])
-            launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / free), self.mean])
-            launch(k.clamp_velocity, n, [v, v_pred, x, p, inv_mass, self.mean,
-                                         s(clamp * t / h), s(h), self.stats])
+            inv_total = s(1.0 / self.free_mass)
+            launch(k.momentum_blocks, blocks, [v, self.mass, inv_mass, block, self.sum_blocks])
+            launch(k.sum_final, 1, [self.sum_blocks, inv_total, self.mean])
+            launch(k.clamp_velocity, n, [v, inv_mass, self.mean, s(clamp * t / h), self.stats])
+            launch(k.momentum_blocks, blocks, [v, self.mass, inv_mass, block, self.sum_blocks])
+            launch(k.sum_final, 1, [self.sum_blocks, inv_total, self.mean_after])
+            launch(k.shift_velocity, n, [v, v_pred, x, p, inv_mass, self.mean, self.mean_after,
+                                         s(h)])
         # Verlet check: displacement since the build, relative to the mean displacement.
         # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
         # The smallest skin (list radius = rest exclusion radius): the device lists are built

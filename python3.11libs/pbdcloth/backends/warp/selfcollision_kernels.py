@@ -250,11 +250,24 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
 
     # --- predict: velocity clamp and the Verlet-list check ------------------------------------
     @wp.kernel(module=module)
-    def clamp_velocity(v: wp.array(dtype=vec3), v_pred: wp.array(dtype=vec3),
-                       x: wp.array(dtype=vec3), p: wp.array(dtype=vec3),
-                       inv_mass: wp.array(dtype=scalar), mean: wp.array(dtype=vec3),
-                       vmax: scalar, h: scalar, stats: wp.array(dtype=wp.int32)):
-        """Free particles' velocity relative to the mean limited to vmax; p = x + h v."""
+    def momentum_blocks(v: wp.array(dtype=vec3), mass: wp.array(dtype=scalar),
+                        inv_mass: wp.array(dtype=scalar), block: int,
+                        out: wp.array(dtype=vec3)):
+        """out[k] = sum of m_i v_i over the free particles of block k, in index order."""
+        k = wp.tid()
+        n = v.shape[0]
+        acc = vec3(zero, zero, zero)
+        for i in range(k * block, wp.min(n, (k + 1) * block)):
+            if inv_mass[i] > zero:
+                acc = acc + v[i] * mass[i]
+        out[k] = acc
+
+    @wp.kernel(module=module)
+    def clamp_velocity(v: wp.array(dtype=vec3), inv_mass: wp.array(dtype=scalar),
+                       mean: wp.array(dtype=vec3), vmax: scalar,
+                       stats: wp.array(dtype=wp.int32)):
+        """SelfCollision.clamp_velocity, first half: free particles' velocity relative to the
+        centre-of-mass velocity ``mean[0]`` limited to vmax."""
         i = wp.tid()
         if inv_mass[i] <= zero:
             return
@@ -262,11 +275,27 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         dev = v[i] - m
         speed2 = wp.dot(dev, dev)
         if speed2 > vmax * vmax:
-            vi = m + dev * (vmax / wp.sqrt(speed2))
-            v[i] = vi
-            v_pred[i] = vi
-            p[i] = x[i] + vi * h
+            v[i] = m + dev * (vmax / wp.sqrt(speed2))
             wp.atomic_add(stats, STAT_CLAMPED, 1)
+
+    @wp.kernel(module=module)
+    def shift_velocity(v: wp.array(dtype=vec3), v_pred: wp.array(dtype=vec3),
+                       x: wp.array(dtype=vec3), p: wp.array(dtype=vec3),
+                       inv_mass: wp.array(dtype=scalar), mean: wp.array(dtype=vec3),
+                       mean_after: wp.array(dtype=vec3), h: scalar):
+        """SelfCollision.clamp_velocity, second half: every free particle's velocity shifted by
+        -(mean_after - mean) (the clamped centre-of-mass velocity back to the original one),
+        then p = x + h v. Nothing changes when no particle was clamped."""
+        i = wp.tid()
+        if inv_mass[i] <= zero:
+            return
+        shift = mean_after[0] - mean[0]
+        if shift[0] == zero and shift[1] == zero and shift[2] == zero:
+            return
+        vi = v[i] - shift
+        v[i] = vi
+        v_pred[i] = vi
+        p[i] = x[i] + vi * h
 
     @wp.kernel(module=module)
     def deviation_max(p: wp.array(dtype=vec3), built_at: wp.array(dtype=vec3),

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Candidate solves for near-inextensible cloth, measured side by side in one run (issue 16).
+
+Two pinned cases at about 10k particles, stepped with each candidate for ``--frames`` frames at
+24 fps, velocity damping 0.5 1/s:
+
+* sheet: 100 x 100 points, 1 m square, hanging in the xy plane from its two top corners;
+* catenary: a strip of 5000 x 2 points, 2 m long, 2 cm wide (rest), its two ends pinned 1.5 m
+  apart (the right end moved there in the first frame); the centre line is compared with the
+  closed-form catenary of the same length and span, y = a cosh(x / a), 2 a sinh(s / (2 a)) = L.
+
+Columns: the largest edge strain over every frame and at the last frame, the catenary's largest
+distance from the closed form as a fraction of the span (last frame), and the cost per frame
+relative to today's default (PBD, 10 substeps x 1 iteration), all from the same run.
+
+    python scripts/fabric_candidates.py [--frames 48] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
+
+import numpy as np  # noqa: E402
+from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
+from pbdcloth.cloth.mesh import grid  # noqa: E402
+
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "today: pbd 10 x 1": {},
+    "pbd 10 x 1 + tethers": {"tethers": True},
+    "pbd 20 x 1 + tethers": {"tethers": True, "substeps": 20},
+    "pbd 10 x 2 + tethers": {"tethers": True, "iterations": 2},
+    "xpbd 1e-8 20 x 1 + tethers": {"model": "xpbd", "stretch_compliance": 1e-8,
+                                   "tethers": True, "substeps": 20},
+    "pbd 40 x 1 + tethers (4x cost)": {"tethers": True, "substeps": 40},
+}
+
+
+def max_strain(solver: ClothSolver) -> float:
+    top = solver.model.topology
+    x = solver.positions
+    length = np.linalg.norm(x[top.edges[:, 0]] - x[top.edges[:, 1]], axis=1)
+    return float((length / top.edge_rest_length - 1.0).max())
+
+
+def catenary_parameter(length: float, span: float) -> float:
+    """a of the catenary 2 a sinh(span / (2 a)) = length (bisection on a)."""
+    lo, hi = 1e-3, 1e3
+    for _ in range(200):
+        a = np.sqrt(lo * hi)
+        if 2 * a * np.sinh(span / (2 * a)) > length:
+            lo = a
+        else:
+            hi = a
+    return float(np.sqrt(lo * hi))
+
+
+def catenary_error(solver: ClothSolver, nx: int, length: float, span: float) -> float:
+    """Largest distance of the strip's centre line from the closed form, over the span."""
+    x = solver.positions
+    mid = 0.5 * (x[:nx] + x[nx:])
+    a = catenary_parameter(length, span)
+    u = mid[:, 0] - 0.5 * span
+    exact = a * np.cosh(u / a) - a * np.cosh(0.5 * span / a)
+    return float(np.abs(mid[:, 1] - exact).max() / span)
+
+
+def sheet(n: int, settings: ClothSettings) -> ClothSolver:
+    pos, tris = grid(n, n, 1.0, 1.0, plane="xy")
+    return ClothSolver(pos, tris, pinned=[0, n - 1], settings=settings)
+
+
+def strip(nx: int, settings: ClothSettings, length: float, span: float) -> ClothSolver:
+    width = 0.02
+    pos, tris = grid(nx, 2, length, width, plane="xz")
+    pins = [0, nx - 1, nx, 2 * nx - 1]
+    solver = ClothSolver(pos, tris, pinned=pins, settings=settings)
+    target = pos[pins].copy()
+    target[[1, 3], 0] = span
+    solver.set_pin_targets(target)
+    return solver
+
+
+def run(make: Any, frames: int) -> tuple[ClothSolver, float, float]:
+    solver = make()
+    worst = 0.0
+    start = time.perf_counter()
+    for _ in range(frames):
+        solver.step(1 / 24)
+        worst = max(worst, max_strain(solver))
+    return solver, worst, (time.perf_counter() - start) / frames
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--frames", type=int, default=48)
+    ap.add_argument("--quick", action="store_true", help="30 x 30 sheet, 100 x 2 strip")
+    args = ap.parse_args()
+    n, nx = (30, 100) if args.quick else (100, 5000)
+    length, span = 2.0, 1.5
+    print(f"sheet {n} x {n}, catenary strip {nx} x 2, {args.frames} frames")
+    print("| candidate | sheet max strain | sheet last | catenary max strain | catenary last | "
+          "catenary vs closed form / span | cost vs today |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    sheet(8, ClothSettings()).step(1 / 24)  # warm-up
+    base = None
+    for name, changes in CANDIDATES.items():
+        s = ClothSettings(damping=0.5, **changes)
+        sol_s, worst_s, t_s = run(lambda s=s: sheet(n, s), args.frames)
+        sol_c, worst_c, t_c = run(lambda s=s: strip(nx, s, length, span), args.frames)
+        cost = t_s + t_c
+        base = cost if base is None else base
+        print(f"| {name} | {worst_s:.1%} | {max_strain(sol_s):.1%} | {worst_c:.1%} | "
+              f"{max_strain(sol_c):.1%} | {catenary_error(sol_c, nx, length, span):.1%} | "
+              f"{cost / base:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
