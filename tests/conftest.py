@@ -39,6 +39,8 @@ TIERS = {
     "postprocess": "pipeline",
     "pipeline": "pipeline",
     "fixtures": "pipeline",
+    "hardening": "pipeline",
+    "fuzz": "unit",
 }
 
 

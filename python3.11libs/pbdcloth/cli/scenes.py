@@ -187,6 +187,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     from ..io.cache import find_cache, read_cache
     from ..preview import cache_strain, contact_sheet, render_frames, write_movie
 
+    _check_movie(args.movie)
     kind, where, name = find_cache(args.cache)
     folder = where.parent if kind == "usd" else where
     cache = read_cache(args.cache)
@@ -210,6 +211,23 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         fps = args.fps or (cache.fps or 24.0) / max(args.every, 1)
         print(f"wrote {write_movie(movie, images, fps)}")
     return EXIT_OK
+
+
+def _check_movie(movie: str | None) -> None:
+    """Refuse a movie that cannot be written before any frame is rendered."""
+    import importlib.util
+
+    if movie is None:
+        return
+    suffix = Path(movie).suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"--movie must be a .gif or .mp4 file, got {movie!r}")
+    need = ["imageio"] + (["imageio_ffmpeg"] if suffix == ".mp4" else [])
+    missing = [m for m in need if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(f"--movie {movie} needs {' and '.join(missing)} "
+                         f"(pip install {' '.join(m.replace('_', '-') for m in missing)}); "
+                         "or write a .gif, or pass --no-movie")
 
 
 def _add_preview(sub: Sub) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Collider, F, as_length, as_point, lerp
+from .base import Collider, F, SolverInputError, as_length, as_point, lerp
 
 #: Direction used as the normal when a point sits exactly on a sphere's centre or capsule's axis.
 _FALLBACK_NORMAL = np.array([0.0, 1.0, 0.0])
@@ -39,11 +39,12 @@ class Plane(Collider):
 
     @staticmethod
     def _unit(normal: object) -> F:
-        n = as_point(normal, "Plane normal")
-        length = float(np.linalg.norm(n))
-        if length == 0.0:
-            raise ValueError("Plane normal must not be zero")
-        return n / length
+        n = as_point(normal, "Plane normal", limit=None)
+        scale = float(np.abs(n).max())
+        if scale == 0.0 or not np.isfinite(scale):
+            raise SolverInputError(f"Plane normal must not be zero, got {n.tolist()}")
+        n = n / scale  # |n| can overflow for huge components; the direction cannot
+        return n / float(np.linalg.norm(n))
 
     @property
     def point(self) -> F:
