@@ -55,6 +55,17 @@ class Collider(ABC):
         Used for friction: slip is measured relative to the moving surface. Shape (M, 3).
         """
 
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+              ) -> tuple[NDArray[np.intp], F]:
+        """Continuous collision over one substep (``alpha0`` to ``alpha1``): the particles
+        (indices (K,) into ``p``) that the collider would pass over or push out of its far
+        side, and where they go instead (K, 3) [m] (see :mod:`.continuous`).
+
+        The default finds none: a plane's inside is a whole half-space, so the end-of-substep
+        projection already sends every particle back to the free side.
+        """
+        return np.zeros(0, dtype=np.intp), np.zeros((0, 3))
+
     @abstractmethod
     def end_frame(self) -> None:
         """Make the end-of-frame pose the start pose of the next frame."""

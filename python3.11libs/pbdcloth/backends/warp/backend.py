@@ -519,7 +519,7 @@ class WarpBackend:
         if self._colliders is not None:
             for kernel, dim, inputs in self._colliders.launches(
                     step, [self._p, self._x, self.m.inv_mass], c.contact,
-                    self.model.particle_count):
+                    self.model.particle_count, c.settings.continuous_collision):
                 launch(kernel, dim, inputs)
 
     def _project_self_collision(self, launch: _Recorder, c: _Substep) -> None:

@@ -127,12 +127,13 @@ class DeviceColliders:
             self.sdf_poses[j].assign(rec)
 
     # --- recording ----------------------------------------------------------------------------
-    def launches(self, step: int, common: list[Any], contact: list[Any], particles: int
-                 ) -> list[tuple[Any, int, list[Any]]]:
+    def launches(self, step: int, common: list[Any], contact: list[Any], particles: int,
+                 continuous: bool = False) -> list[tuple[Any, int, list[Any]]]:
         """(kernel, dim, inputs) of the collider projections of substep ``step``, in order.
 
         ``common`` = [p, x_prev, inv_mass], ``contact`` = [thickness, mu_s, mu_k, h, contact,
-        contact_normal, surface_velocity].
+        contact_normal, surface_velocity]; ``continuous``: the analytic shapes' continuous
+        test first (:mod:`pbdcloth.colliders.continuous`).
         """
         k = self.k
         out = []
@@ -140,7 +141,7 @@ class DeviceColliders:
             if kind == "shapes":
                 out.append((k.collide_shapes, particles,
                             [*common, self.shape_kind, self.shape_radius, self.shape_pose, a, b,
-                             step, *contact]))
+                             step, int(continuous), *contact]))
             else:
                 table, dims = self.sdf_tables[a]
                 out.append((k.collide_sdf, particles,

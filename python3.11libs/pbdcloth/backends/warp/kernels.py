@@ -610,8 +610,69 @@ def _contact_funcs(t: KernelTypes) -> SimpleNamespace:
             scale = wp.min(mu_k * depth / slip_len, one)
         return q - slip * scale
 
+    @wp.func(module=module)
+    def axis_distance(y: vec3, a: vec3, b: vec3) -> scalar:
+        """Distance from y to the segment a-b (a point when a == b)."""
+        return wp.length(y - (a + (b - a) * capsule_param(y, a, b)))
+
+    @wp.func(module=module)
+    def closest_time(y0: vec3, d: vec3, a: vec3, b: vec3) -> scalar:
+        """The t in [0, 1] where y0 + t d comes closest to the segment a-b (Ericson 2005,
+        5.1.9). Mirrors pbdcloth.colliders.continuous.closest_time."""
+        e = b - a
+        r = y0 - a
+        aa = wp.dot(d, d)
+        ee = wp.dot(e, e)
+        ff = wp.dot(r, e)
+        cc = wp.dot(d, r)
+        if aa <= zero:
+            return zero
+        if ee == zero:
+            return wp.clamp(-cc / aa, zero, one)
+        bb = wp.dot(d, e)
+        denom = aa * ee - bb * bb
+        t = zero
+        if denom > zero:
+            t = wp.clamp((bb * ff - cc * ee) / denom, zero, one)
+        s = (bb * t + ff) / ee
+        if s < zero:
+            t = wp.clamp(-cc / aa, zero, one)
+        elif s > one:
+            t = wp.clamp((bb - cc) / aa, zero, one)
+        return t
+
+    @wp.func(module=module)
+    def swept_entry(x0: vec3, p: vec3, shift: vec3, a: vec3, b: vec3, radius: scalar,
+                    thickness: scalar) -> vec3:
+        """Where a particle whose substep path x0 -> p the shape (segment a-b at its start
+        pose, moving by ``shift``) passes over or through goes instead; ``p`` when it keeps
+        the discrete result. Mirrors pbdcloth.colliders.continuous.swept_entry (32
+        bisections)."""
+        outer = radius + thickness
+        band = radius + thickness * scalar(0.5)
+        y1 = p - shift
+        if axis_distance(x0, a, b) < band:
+            return p
+        d = y1 - x0
+        t_hi = closest_time(x0, d, a, b)
+        if axis_distance(x0 + d * t_hi, a, b) >= band:
+            return p
+        t_lo = zero
+        for _ in range(32):
+            mid = scalar(0.5) * (t_lo + t_hi)
+            if axis_distance(x0 + d * mid, a, b) < band:
+                t_hi = mid
+            else:
+                t_lo = mid
+        entry = x0 + d * t_hi
+        n_entry = entry - (a + (b - a) * capsule_param(entry, a, b))
+        n_end = y1 - (a + (b - a) * capsule_param(y1, a, b))
+        if wp.length(n_end) >= outer or wp.dot(n_entry, n_end) <= zero:
+            return entry + shift
+        return p
+
     return SimpleNamespace(shape_query=shape_query, shape_displacement=shape_displacement,
-                           contact_friction=contact_friction)
+                           contact_friction=contact_friction, swept_entry=swept_entry)
 
 
 def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamespace
@@ -711,7 +772,7 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
     scalar, vec3, _, _, module = t
     zero = scalar(0.0)
     shape_query, shape_displacement = contact.shape_query, contact.shape_displacement
-    contact_friction = contact.contact_friction
+    contact_friction, swept_entry = contact.contact_friction, contact.swept_entry
 
     @wp.kernel(module=module)
     def collide_shapes(
@@ -724,6 +785,7 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
         first: int,
         last: int,
         step: int,
+        continuous: int,
         thickness: scalar,
         mu_s: scalar,
         mu_k: scalar,
@@ -737,6 +799,9 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
         ``pose[step, 2 c]`` and ``pose[step, 2 c + 1]`` are shape c's pose at the start of the
         substep, ``pose[step + 1, ...]`` at its end. The last contact wins the contact record.
 
+        With ``continuous`` a sphere or capsule first catches the particles it would pass
+        over (``swept_entry``, relative to its motion near the particle's start).
+
         Mirrors pbdcloth.colliders.response.project_contacts (one call per shape, in order).
         """
         i = wp.tid()
@@ -749,6 +814,14 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
             kind = shape_kind[c]
             a1 = pose[step + 1, 2 * c]
             b1 = pose[step + 1, 2 * c + 1]
+            if continuous != 0 and kind != SHAPE_PLANE:
+                a0 = pose[step, 2 * c]
+                b0 = pose[step, 2 * c + 1]
+                if kind == SHAPE_SPHERE:
+                    b0 = a0
+                shift = shape_displacement(kind, xp, a0, b0, a1, b1)
+                xi = swept_entry(xp, xi, shift, a0, b0, shape_radius[c], thickness)
+                touched = 1
             phi, n = shape_query(kind, xi, a1, b1, shape_radius[c])
             depth = thickness - phi
             if depth > zero:
