@@ -297,7 +297,7 @@ class ClothSolver:
         the pins' end targets become the next frame's start, each collider's end pose its start.
         """
         if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, numbers.Real) \
-                or not MIN_DT <= float(dt) <= MAX_DT:
+                or not MIN_DT <= dt <= MAX_DT:
             raise SolverInputError(f"frame time step dt must be a positive number in "
                                    f"[{MIN_DT:g}, {MAX_DT:g}] s, got {dt!r}")
         start = time.perf_counter()

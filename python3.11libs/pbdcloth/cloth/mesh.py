@@ -102,7 +102,7 @@ def triangulate(faces: ArrayLike | Sequence[Sequence[int]]) -> IndexArray:
     else:
         try:
             rows: list[NDArray[np.generic]] = [np.asarray(f) for f in faces]  # type: ignore[union-attr]
-        except TypeError:
+        except (TypeError, ValueError):
             raise MeshError("faces must be a sequence of point-index sequences") from None
     if not rows:
         raise MeshError("empty mesh: no faces")
