@@ -636,3 +636,56 @@ def test_item_11_sphere_at_24_m_s_is_caught(backend) -> None:
     crossed, solver, _ = sweep_through_curtain(backend.cloth_settings(substeps=1), 24.0,
                                                shape="sphere")
     assert crossed == [0, 0, 0, 0] and np.isfinite(solver.positions).all()
+
+
+def _ball_field(radius: float = 0.1, voxel: float = 0.01, band: float = 0.03):  # type: ignore[no-untyped-def]
+    """A level-set ball (numpy only) centred on its block's origin."""
+    from pbdcloth import SdfCollider
+
+    n = int(2 * (radius + band) / voxel) + 3
+    o = -(n - 1) / 2 * voxel
+    ax = o + voxel * np.arange(n)
+    x, y, z = np.meshgrid(ax, ax, ax, indexing="ij")
+    phi = np.sqrt(x * x + y * y + z * z) - radius
+    return SdfCollider.from_dense(np.clip(phi, -band, band), voxel, (o, o, o), band)
+
+
+def level_set_through_curtain(settings: ClothSettings, speed: float = 48.0,
+                              frames: int = 4) -> tuple[list[int], ClothSolver]:
+    """A level-set ball (radius 0.1 m, band 3 voxels) at y = 1 m moving along +z through the
+    curtain; per frame the particles whose relative path passed through the ball's inside."""
+    from pbdcloth.colliders.continuous import closest_time, segment_axis_distance
+
+    p, f = grid(21, 21, 1.0, 1.0, plane="xy", origin=(-0.5, 1.5, 0.0))
+    ball, z, dz = _ball_field(), -1.0, speed / 24.0
+    pose = np.eye(4)
+    pose[:3, 3] = (0.0, 1.0, z)
+    ball.move_to(pose)
+    ball.end_frame()
+    solver = ClothSolver(p, f, pinned=np.flatnonzero(np.isclose(p[:, 1], 1.5)),
+                         settings=settings, colliders=[ball])
+    crossed = []
+    for _ in range(frames):
+        c0 = np.array([0.0, 1.0, z])
+        z += dz
+        pose[:3, 3] = (0.0, 1.0, z)
+        ball.move_to(pose)
+        x0 = solver.positions.copy()
+        solver.step(1 / 24)
+        d = solver.positions - np.array([0.0, 0.0, dz]) - x0
+        dist, _ = segment_axis_distance(x0 + closest_time(x0, d, c0, c0)[:, None] * d, c0, c0)
+        crossed.append(int(np.count_nonzero(dist < 0.098)))  # the voxelised ball's radius, -2 %
+    return crossed, solver
+
+
+def test_item_11_level_set_at_48_m_s_never_passes_through(backend) -> None:
+    crossed, solver = level_set_through_curtain(backend.cloth_settings(substeps=1,
+                                                                       iterations=2))
+    assert crossed == [0, 0, 0, 0]
+    assert np.count_nonzero(solver.positions[:, 2] > 1.0) > 20
+
+
+def test_item_11_level_set_tunnels_with_the_test_off(backend) -> None:
+    crossed, _ = level_set_through_curtain(backend.cloth_settings(
+        substeps=1, iterations=2, continuous_collision=False))
+    assert crossed[0] > 5

@@ -429,10 +429,10 @@ class ClothSettings(DeclaredSettings):
     )
     continuous_collision: bool = _declare(
         True, kind=KIND_BOOL, label="Continuous Collision", group=GROUP_COLLISIONS,
-        help="Follow each particle's path through a substep against a moving sphere's or "
-        "capsule's motion, so a collider moving any distance per substep never passes through "
-        "a particle: it catches it on the side it came from. Off: only the end of the substep "
-        "is tested.",
+        help="Follow each particle's path through a substep against the motion of spheres, "
+        "capsules and moving level sets, so a collider moving any distance per substep never "
+        "passes through a particle: it catches it on the side it came from. Off: only the end "
+        "of the substep is tested.",
     )
     restitution: float = _declare(
         0.0, kind=KIND_FLOAT, label="Restitution", group=GROUP_COLLISIONS, minimum=0.0,

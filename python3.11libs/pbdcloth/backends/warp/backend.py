@@ -367,6 +367,9 @@ class WarpBackend:
         blocks = {key: value[:2] for key, value in self._blocks.items()}
         self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
                            if colliders else None)
+        if self._colliders is not None:
+            self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
+                                         if isinstance(c, SdfCollider)]
         if settings.self_collision:
             from .selfcollision import WarpSelfCollision
 

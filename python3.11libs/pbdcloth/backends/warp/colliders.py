@@ -92,6 +92,8 @@ class DeviceColliders:
         self.sdf_poses = [wp.zeros(substeps + 1, dtype=k.SdfPose, device=device)
                           for kind in kinds if kind == SHAPE_SDF]
         self.sdf_tables = [blocks[block] for kind, block in key if kind == SHAPE_SDF]
+        self.sdf_voxel: list[Any] = [k.scalar(0.0) for _ in self.sdf_tables]
+        """Per SDF collider, its voxel size [m] (the continuous test's tolerance)."""
 
     # --- per frame ----------------------------------------------------------------------------
     def update(self, colliders: Sequence[Collider]) -> None:
@@ -145,7 +147,8 @@ class DeviceColliders:
             else:
                 table, dims = self.sdf_tables[a]
                 out.append((k.collide_sdf, particles,
-                            [*common, table, dims, self.sdf_poses[a], step, *contact]))
+                            [*common, table, dims, self.sdf_poses[a], step, int(continuous),
+                             self.sdf_voxel[a], *contact]))
         return out
 
 

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import warp as wp
 
+from ...colliders.continuous import MARCH_STEPS, OPPOSED
 from ...colliders.sdf_grid import MIN_GRADIENT
 from ...constraints.bend import DEGENERATE_NORMAL_SQ
 from ...constraints.distance import MIN_LENGTH
@@ -655,7 +656,8 @@ def _contact_funcs(t: KernelTypes) -> SimpleNamespace:
             return p
         d = y1 - x0
         t_hi = closest_time(x0, d, a, b)
-        if axis_distance(x0 + d * t_hi, a, b) >= band:
+        closest = axis_distance(x0 + d * t_hi, a, b)
+        if closest >= band:
             return p
         t_lo = zero
         for _ in range(32):
@@ -667,7 +669,7 @@ def _contact_funcs(t: KernelTypes) -> SimpleNamespace:
         entry = x0 + d * t_hi
         n_entry = entry - (a + (b - a) * capsule_param(entry, a, b))
         n_end = y1 - (a + (b - a) * capsule_param(y1, a, b))
-        if wp.length(n_end) >= outer or wp.dot(n_entry, n_end) <= zero:
+        if (closest < radius and wp.length(n_end) >= outer) or wp.dot(n_entry, n_end) <= zero:
             return entry + shift
         return p
 
@@ -713,6 +715,64 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         b1 = lerp4(a01, a11, fy)
         return lerp4(b0, b1, fz)
 
+    @wp.func(module=module)
+    def sdf_unit_normal(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, pose: SdfPose,
+                        y: vec3) -> vec3:
+        """Unit world gradient at y (zero where shorter than MIN_GRADIENT), as SdfGrid.normal."""
+        s = sdf_sample(table, dims, pose.a * y + pose.b)
+        g = vec3(scalar(s[1]), scalar(s[2]), scalar(s[3]))
+        glen = wp.length(g)
+        if not (glen > min_gradient):
+            return vec3(zero, zero, zero)
+        return pose.rot * (g * (one / glen))
+
+    @wp.func(module=module)
+    def sdf_sweep(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, pose0: SdfPose,
+                  pose1: SdfPose, x0: vec3, p: vec3, thickness: scalar, voxel: scalar) -> vec3:
+        """Where a particle whose substep path the moving field passes over goes instead; ``p``
+        when it keeps the discrete result. Conservative advancement in the start pose's
+        placement, then the rest of the path sampled every half voxel. Mirrors
+        pbdcloth.colliders.continuous.field_entry (MARCH_STEPS steps)."""
+        y1 = pose0.rot * (wp.transpose(pose1.rot) * (p - pose1.trans)) + pose0.trans
+        d = y1 - x0
+        length = wp.length(d)
+        R = scalar(0.5) * thickness
+        tol = wp.max(wp.min(scalar(0.01) * voxel, scalar(0.1) * thickness), scalar(1e-9))
+        if not (length > tol):
+            return p
+        if scalar(sdf_sample(table, dims, pose0.a * x0 + pose0.b)[0]) < R:
+            return p
+        t = zero
+        hit = int(0)
+        for _ in range(MARCH_STEPS):
+            if hit == 0 and t <= one:
+                gap = scalar(sdf_sample(table, dims, pose0.a * (x0 + d * t) + pose0.b)[0]) - R
+                if gap <= tol:
+                    hit = 1
+                else:
+                    t = t + scalar(0.9) * gap / length
+        if hit == 0:
+            return p
+        entry = x0 + d * t
+        samples = wp.min(wp.ceil((one - t) * length / (scalar(0.5) * voxel)),
+                         scalar(MARCH_STEPS))
+        through = int(0)
+        k = int(1)
+        while through == 0 and scalar(k) <= samples:
+            s = t + (one - t) * (scalar(k) / samples)
+            if scalar(sdf_sample(table, dims, pose0.a * (x0 + d * s) + pose0.b)[0]) < zero:
+                through = 1
+            k = k + 1
+        n_end = sdf_unit_normal(table, dims, pose0, y1)
+        n_entry = sdf_unit_normal(table, dims, pose0, entry)
+        has_normal = wp.dot(n_end, n_end) > zero
+        phi_end = scalar(sdf_sample(table, dims, pose0.a * y1 + pose0.b)[0])
+        beyond = phi_end >= thickness or not has_normal
+        if (has_normal and wp.dot(n_entry, n_end) < scalar(OPPOSED)) or (through != 0
+                                                                          and beyond):
+            return pose1.rot * (wp.transpose(pose0.rot) * (entry - pose0.trans)) + pose1.trans
+        return p
+
     @wp.kernel(module=module)
     def collide_sdf(
         p: wp.array(dtype=vec3),
@@ -722,6 +782,8 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         dims: wp.vec3i,
         poses: wp.array(dtype=SdfPose),
         step: int,
+        continuous: int,
+        voxel: scalar,
         thickness: scalar,
         mu_s: scalar,
         mu_k: scalar,
@@ -736,6 +798,9 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         the substep. Where the interpolated gradient is shorter than MIN_GRADIENT the field
         knows no direction (outside or deeper than the band) and the particle is left alone.
 
+        With ``continuous`` and a moving field, ``sdf_sweep`` first catches the particles the
+        field would pass over.
+
         Mirrors pbdcloth.colliders.response.project_contacts (with SdfCollider.near).
         """
         i = wp.tid()
@@ -743,6 +808,9 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
             return
         xi = p[i]
         pose1 = poses[step + 1]
+        if continuous != 0 and pose1.moving != 0:
+            xi = sdf_sweep(table, dims, poses[step], pose1, x_prev[i], xi, thickness, voxel)
+            p[i] = xi
         s = sdf_sample(table, dims, pose1.a * xi + pose1.b)
         phi = scalar(s[0])
         if not (phi < thickness):
