@@ -744,13 +744,14 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
             return p
         t = zero
         hit = int(0)
-        for _ in range(MARCH_STEPS):
-            if hit == 0 and t <= one:
-                gap = scalar(sdf_sample(table, dims, pose0.a * (x0 + d * t) + pose0.b)[0]) - R
-                if gap <= tol:
-                    hit = 1
-                else:
-                    t = t + scalar(0.9) * gap / length
+        steps = int(0)
+        while hit == 0 and t <= one and steps < MARCH_STEPS:
+            gap = scalar(sdf_sample(table, dims, pose0.a * (x0 + d * t) + pose0.b)[0]) - R
+            if gap <= tol:
+                hit = 1
+            else:
+                t = t + scalar(0.9) * gap / length
+            steps = steps + 1
         if hit == 0:
             return p
         entry = x0 + d * t
