@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python3.11libs"))
 
-from pbdcloth.pipeline.scenefile import load_scene  # noqa: E402
+from pbdcloth.pipeline.scenefile import load_scene
 
 SCENES = ("moving_capsule.toml", "drape_vdb.toml", "drape.toml")
 FRAMES = 24

@@ -12,16 +12,17 @@ from __future__ import annotations
 import io
 import math
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from pbdcloth import (  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pbdcloth import (
     Capsule,
     ClothMesh,
     ClothSettings,
@@ -35,7 +36,7 @@ from pbdcloth import (  # noqa: E402
     SolverInputError,
     Sphere,
 )
-from pbdcloth.cloth.mesh import grid  # noqa: E402
+from pbdcloth.cloth.mesh import grid
 
 ROOT = Path(__file__).resolve().parents[1]
 BALL = ROOT / "examples" / "data" / "ball.vdb"
@@ -205,7 +206,7 @@ def test_fuzz_colliders(kind: str, a: Any, b: Any, radius: Any, to: Any, bare: b
             collider.move_to(to)  # type: ignore[call-arg]
         solver = ClothSolver(BASE_P, BASE_F, pinned=[0, 3],
                              colliders=collider if bare else [collider])  # type: ignore[arg-type]
-    except SolverInputError as exc:
+    except SolverInputError:
         tally("colliders", "SolverInputError")
         return
     tally("colliders", "accepted")
