@@ -45,6 +45,8 @@ TIERS = {
     "polygons": "pipeline",
     "first_run": "pipeline",
     "readme": "pipeline",
+    "hardening": "pipeline",
+    "fuzz": "unit",
 }
 
 

@@ -10,7 +10,7 @@ from .colliders import Capsule, Collider, Plane, SdfCollider, SdfError, Sphere
 from .scenes.body import Body, body_colliders
 from .selfcollision.tuning import SelfCollisionTuning
 from .settings import CLOTH_SETTINGS, BackendChoice, ClothSettings, Model, SettingsError
-from .solver import ClothSolver, SolverInputError
+from .solver import ClothSolver, SimulationDiverged, SolverInputError
 from .springs import (
     SPRING_SETTINGS,
     SpringChain,
@@ -42,6 +42,7 @@ __all__ = [
     "SdfError",
     "SelfCollisionTuning",
     "SettingsError",
+    "SimulationDiverged",
     "SolverInputError",
     "Sphere",
     "SPRING_SETTINGS",

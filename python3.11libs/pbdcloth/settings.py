@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, Iterator, Literal, Sequence, TypeVar
+from typing import Any, ClassVar, Iterable, Iterator, Literal, Sequence, TypeVar
 
 Vec3 = tuple[float, float, float]
 
@@ -114,53 +115,91 @@ class Setting:
         return "any"
 
     def validate(self, value: Any) -> Any:
-        """Return ``value`` normalised to the setting's kind, or raise :class:`SettingsError`."""
+        """Return ``value`` normalised to the setting's kind, or raise :class:`SettingsError`.
+
+        Numbers may be any real number type (``int``, ``float``, numpy scalars); ``bool``,
+        complex numbers and text are refused where a number is meant, whole numbers and true or
+        false are told apart from each other, and a value too large for a float (``10**400``)
+        is out of range like any other.
+        """
         where = f"setting '{self.name}'"
         if self.kind == KIND_BOOL:
-            if isinstance(value, (bool, int)) and value in (0, 1, True, False):
+            if _is_bool(value):
                 return bool(value)
-            raise SettingsError(f"{where} must be true or false, got {value!r}")
+            raise SettingsError(f"{where} must be true or false, got {_shown(value)}")
         if self.kind == KIND_STRING:
             if not isinstance(value, str):
-                raise SettingsError(f"{where} must be text, got {value!r}")
+                raise SettingsError(f"{where} must be text, got {_shown(value)}")
             return value
         if self.kind == KIND_CHOICE:
             allowed = [v for v, _ in self.choices]
             if not isinstance(value, str) or value not in allowed:
-                raise SettingsError(f"{where} must be one of {allowed}, got {value!r}")
+                raise SettingsError(f"{where} must be one of {allowed}, got {_shown(value)}")
             return self.enum(value) if self.enum is not None else str(value)
         if self.kind == KIND_VEC3:
-            try:
-                vec = tuple(float(c) for c in value)
-            except (TypeError, ValueError):
-                raise SettingsError(f"{where} must be three numbers, got {value!r}") from None
-            if len(vec) != 3:
-                raise SettingsError(f"{where} must be three numbers, got {len(vec)}: {value!r}")
+            if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+                raise SettingsError(f"{where} must be three numbers, got {_shown(value)}")
+            items = list(value)
+            if len(items) != 3:
+                raise SettingsError(f"{where} must be three numbers, got {len(items)}: "
+                                    f"{_shown(value)}")
+            vec = tuple(self._real(c, value) for c in items)
             for c in vec:
                 self._check_number(c)
             return vec
+        number: float = self._real(value, value)
         if self.kind == KIND_INT:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise SettingsError(f"{where} must be a whole number, got {value!r}")
-            number: float = int(value)
-        else:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise SettingsError(f"{where} must be a number, got {value!r}")
-            number = float(value)
+            self._check_number(int(value) if isinstance(value, numbers.Integral) else number)
+            if number != math.floor(number):
+                raise SettingsError(f"{where} must be a whole number, got {_shown(value)}")
+            return int(value) if isinstance(value, numbers.Integral) else int(number)
         self._check_number(number)
         return number
 
+    def _real(self, value: Any, whole: Any) -> float:
+        """A real number as a float (inf beyond float's range), or SettingsError."""
+        if _is_bool(value) or not isinstance(value, numbers.Real):
+            raise SettingsError(f"setting '{self.name}' must be "
+                                f"{'three numbers' if self.kind == KIND_VEC3 else 'a number'}, "
+                                f"got {_shown(whole)}")
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+
     def _check_number(self, number: float) -> None:
         where = f"setting '{self.name}'"
-        if not math.isfinite(number):
-            raise SettingsError(f"{where} must be finite, got {number!r}")
-        if (self.minimum is not None and number < self.minimum) or (
+        if isinstance(number, int):  # whole numbers of any size: only the range applies
+            if (self.minimum is not None and number < self.minimum) or (
+                    self.maximum is not None and number > self.maximum):
+                unit = f" {self.unit}" if self.unit else ""
+                shown = repr(number) if abs(number) < 10**20 else f"a {len(str(number))}-digit number"
+                raise SettingsError(f"{where} = {shown}{unit} is out of range "
+                                    f"{self.range_text()}: {self.help}")
+            return
+        if math.isnan(number) or (not math.isfinite(number) and self.minimum is None
+                                  and self.maximum is None):
+            rng = self.range_text()
+            within = f" (range {rng})" if rng not in ("", "any") else ""
+            raise SettingsError(f"{where} must be finite, got {number!r}{within}")
+        if not math.isfinite(number) or (self.minimum is not None and number < self.minimum) or (
             self.maximum is not None and number > self.maximum
         ):
             unit = f" {self.unit}" if self.unit else ""
+            shown = "a value beyond float range" if abs(number) == math.inf else repr(number)
             raise SettingsError(
-                f"{where} = {number!r}{unit} is out of range {self.range_text()}: {self.help}"
+                f"{where} = {shown}{unit} is out of range {self.range_text()}: {self.help}"
             )
+
+
+def _is_bool(value: Any) -> bool:
+    """True for ``True``/``False`` and numpy booleans (not for 0 and 1)."""
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _plain(value: Any) -> Any:
@@ -389,6 +428,13 @@ class ClothSettings(DeclaredSettings):
         help="Static friction coefficient: a contact sticks while its tangential slip is below "
         "static_friction times the penetration depth (Macklin 2014). The effective value is "
         "max(static_friction, friction).",
+    )
+    continuous_collision: bool = _declare(
+        True, kind=KIND_BOOL, label="Continuous Collision", group=GROUP_COLLISIONS,
+        help="Follow each particle's path through a substep against the motion of spheres, "
+        "capsules and moving level sets, so a collider moving any distance per substep never "
+        "passes through a particle: it catches it on the side it came from. Off: only the end "
+        "of the substep is tested.",
     )
     restitution: float = _declare(
         0.0, kind=KIND_FLOAT, label="Restitution", group=GROUP_COLLISIONS, minimum=0.0,

@@ -15,14 +15,17 @@ Example::
 
 from __future__ import annotations
 
+import numbers
 import time
+from collections.abc import Iterable
 from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .arrays import F
-from .backends.base import Backend, Control, FrameStats, SolverInputError
+from .arrays import MAX_COORDINATE, real_array
+from .backends.base import Backend, Control, FrameStats, SimulationDiverged, SolverInputError
 from .backends.numpy_backend import NumpyBackend
 from .cloth.mesh import ClothMesh
 from .cloth.model import ClothModel, build_model
@@ -31,7 +34,22 @@ from .colliders.base import Collider
 from .selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from .settings import BackendChoice, ClothSettings, SettingsError
 
-__all__ = ["ClothSolver", "SolverInputError", "make_backend"]
+__all__ = ["ClothSolver", "MAX_DT", "MAX_SPEED", "MIN_DT", "SimulationDiverged",
+           "SolverInputError", "make_backend"]
+
+#: Range of a frame's time step ``dt`` [s]: below 1 microsecond XPBD's alpha~ = compliance / h^2
+#: leaves float range; above 10 s a frame is no animation step.
+MIN_DT, MAX_DT = 1e-6, 10.0
+#: Largest speed accepted for initial or restored velocities [m/s].
+MAX_SPEED = 1e6
+
+
+def _first_bad_particle(state: ClothState) -> int | None:
+    """The lowest particle index whose position or velocity is not finite, or None."""
+    if state.is_finite():
+        return None
+    ok = np.isfinite(state.positions).all(axis=1) & np.isfinite(state.velocities).all(axis=1)
+    return int(np.flatnonzero(~ok)[0])
 
 
 def make_backend(model: ClothModel, settings: ClothSettings,
@@ -78,7 +96,7 @@ class ClothSolver:
         faces: Any,
         pinned: ArrayLike | None = None,
         settings: ClothSettings | None = None,
-        colliders: Sequence[Collider] = (),
+        colliders: Sequence[Collider] | None = (),
         velocities: ArrayLike | None = None,
         self_collision_tuning: SelfCollisionTuning = DEFAULT_TUNING,
     ) -> None:
@@ -90,12 +108,8 @@ class ClothSolver:
         x = mesh.positions.copy()
         v = np.zeros_like(x)
         if velocities is not None:
-            vel = np.asarray(velocities, dtype=np.float64)
-            if vel.shape != x.shape or not np.all(np.isfinite(vel)):
-                raise SolverInputError(
-                    f"velocities must be a finite array of shape {x.shape}, got {vel.shape}"
-                )
-            v[:] = vel
+            v[:] = real_array(velocities, "velocities", SolverInputError, shape=x.shape,
+                              limit=MAX_SPEED)
             v[self.model.pinned] = 0.0
         self._state = ClothState(x, v)
         self._pin_start = x[self.model.pinned].copy()
@@ -112,7 +126,15 @@ class ClothSolver:
         return settings
 
     @staticmethod
-    def _check_colliders(colliders: Sequence[Collider]) -> list[Collider]:
+    def _check_colliders(colliders: object) -> list[Collider]:
+        if isinstance(colliders, Collider):
+            raise SolverInputError(f"colliders must be a list of colliders, got a bare "
+                                   f"{colliders!r}; pass [{type(colliders).__name__}(...)]")
+        if colliders is None:
+            return []
+        if isinstance(colliders, (str, bytes, dict)) or not isinstance(colliders, Iterable):
+            raise SolverInputError(f"colliders must be a list of colliders (Plane, Sphere, "
+                                   f"Capsule, SdfCollider), got {type(colliders).__name__}")
         out = list(colliders)
         for k, c in enumerate(out):
             if not isinstance(c, Collider):
@@ -188,14 +210,12 @@ class ClothSolver:
     @velocities.setter
     def velocities(self, value: ArrayLike) -> None:
         self._state.velocities = self._checked("velocities", value,
-                                               self._state.velocities.shape)
+                                               self._state.velocities.shape, MAX_SPEED)
 
     @staticmethod
-    def _checked(name: str, value: object, shape: tuple[int, ...]) -> F:
-        arr = np.array(value, dtype=np.float64)
-        if arr.shape != shape or not np.all(np.isfinite(arr)):
-            raise SolverInputError(f"{name} must be finite with shape {shape}, got {arr.shape}")
-        return arr
+    def _checked(name: str, value: object, shape: tuple[int, ...],
+                 limit: float = MAX_COORDINATE) -> F:
+        return real_array(value, name, SolverInputError, shape=shape, limit=limit)
 
     @property
     def pinned(self) -> NDArray[np.int64]:
@@ -214,7 +234,7 @@ class ClothSolver:
         particles (only the pinned rows are used). Within the frame the pins move linearly from
         their previous targets to these, substep by substep.
         """
-        arr = np.asarray(targets, dtype=np.float64)
+        arr = real_array(targets, "pin targets", SolverInputError, finite=False)
         pins = self.model.pinned
         if arr.shape == self._state.positions.shape:
             arr = arr[pins]
@@ -223,9 +243,10 @@ class ClothSolver:
                 f"pin targets must have shape ({pins.size}, 3) (one per pinned point, in sorted "
                 f"index order) or {self._state.positions.shape}, got {arr.shape}"
             )
-        bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+        bad = np.flatnonzero(~(np.isfinite(arr) & (np.abs(arr) <= MAX_COORDINATE)).all(axis=1))
         if bad.size:
-            raise SolverInputError(f"pin targets contain NaN or inf at rows {bad[:8].tolist()}")
+            raise SolverInputError(f"pin targets must be finite and within "
+                                   f"+-{MAX_COORDINATE:g} m; rows {bad[:8].tolist()} are not")
         self._pin_end = arr.copy()
 
     def control(self) -> Control:
@@ -249,11 +270,23 @@ class ClothSolver:
         """Restore a :meth:`get_state` snapshot bit for bit (shapes and finiteness checked)."""
         n_shape = self._state.positions.shape
         p_shape = self._pin_start.shape
-        arrays = {name: self._checked(f"state '{name}'", state[name], shape)
+        keys = ("positions", "velocities", "pin_start", "pin_end", "frame", "time")
+        if not isinstance(state, dict) or any(k not in state for k in keys):
+            have = sorted(state) if isinstance(state, dict) else type(state).__name__
+            raise SolverInputError(f"a solver state needs the keys {list(keys)} (from "
+                                   f"get_state), got {have}")
+        arrays = {name: self._checked(f"state '{name}'", state[name], shape,
+                                      MAX_SPEED if name == "velocities" else MAX_COORDINATE)
                   for name, shape in (("positions", n_shape), ("velocities", n_shape),
                                       ("pin_start", p_shape), ("pin_end", p_shape))}
-        self._state = ClothState(arrays["positions"], arrays["velocities"], int(state["frame"]),
-                                 float(state["time"]))
+        frame, when = state["frame"], state["time"]
+        if isinstance(frame, bool) or not isinstance(frame, numbers.Integral) or frame < 0:
+            raise SolverInputError(f"state 'frame' must be a whole number >= 0, got {frame!r}")
+        if isinstance(when, bool) or not isinstance(when, numbers.Real) \
+                or not np.isfinite(float(when)):
+            raise SolverInputError(f"state 'time' must be a finite number, got {when!r}")
+        self._state = ClothState(arrays["positions"], arrays["velocities"], int(frame),
+                                 float(when))
         self._pin_start, self._pin_end = arrays["pin_start"], arrays["pin_end"]
 
     # --- stepping ----------------------------------------------------------------------------
@@ -263,8 +296,10 @@ class ClothSolver:
         The backend steps the state under this frame's controls; then the controls move on:
         the pins' end targets become the next frame's start, each collider's end pose its start.
         """
-        if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0.0):
-            raise SolverInputError(f"frame time step dt must be a positive number, got {dt!r}")
+        if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, numbers.Real) \
+                or not MIN_DT <= dt <= MAX_DT:
+            raise SolverInputError(f"frame time step dt must be a positive number in "
+                                   f"[{MIN_DT:g}, {MAX_DT:g}] s, got {dt!r}")
         start = time.perf_counter()
         out = ClothState(self._state.positions, self._state.velocities, self._state.frame,
                          self._state.time)
@@ -272,11 +307,9 @@ class ClothSolver:
         self._pin_start = self._pin_end.copy()
         for collider in self.colliders:
             collider.end_frame()
-        if not out.is_finite():
-            raise FloatingPointError(
-                f"the simulation diverged at frame {self.frame + 1} (non-finite positions); "
-                "lower the time step or raise substeps"
-            )
+        bad = _first_bad_particle(out)
+        if bad is not None:
+            raise SimulationDiverged(self.frame + 1, bad)
         out.positions.flags.writeable = False
         out.velocities.flags.writeable = False
         out.frame += 1

@@ -16,12 +16,24 @@ from typing import Protocol, Sequence
 
 from ..arrays import F
 from ..cloth.state import ClothState
-from ..colliders.base import Collider
+from ..colliders.base import Collider, SolverInputError
 from ..settings import ClothSettings
 
 
-class SolverInputError(ValueError):
-    """A value given to the solver at run time (time step, targets, colliders) is unusable."""
+class SimulationDiverged(ValueError, FloatingPointError):
+    """The cloth's positions or velocities became NaN or inf during a frame.
+
+    A ``ValueError`` like every other error of pbdcloth (and still a ``FloatingPointError``,
+    what earlier versions raised). Attributes: ``frame`` (the frame that diverged, counted from
+    1 since the start) and ``particle`` (the lowest index of a non-finite particle).
+    """
+
+    def __init__(self, frame: int, particle: int) -> None:
+        self.frame, self.particle = frame, particle
+        super().__init__(
+            f"the simulation diverged at frame {frame}: particle {particle} (and maybe others) "
+            "has a non-finite position or velocity; lower the time step, raise substeps or "
+            "soften the compliance")
 
 
 def pbd_stiffness(k: float, iterations: int) -> float:
@@ -72,4 +84,5 @@ class Backend(Protocol):
              dt: float) -> FrameStats: ...
 
 
-__all__ = ["Backend", "Control", "FrameStats", "SolverInputError", "pbd_stiffness"]
+__all__ = ["Backend", "Control", "FrameStats", "SimulationDiverged", "SolverInputError",
+           "pbd_stiffness"]

@@ -177,7 +177,8 @@ class NumpyBackend:
         PT, XT = P.T, X_prev.T
         for collider in control.colliders:
             project_contacts(PT, XT, self._free, collider, a0, a1, consts.h, settings.thickness,
-                             settings.mu_static, settings.friction, self.contacts)
+                             settings.mu_static, settings.friction, self.contacts,
+                             settings.continuous_collision)
         if selfcol is not None:
             selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 

@@ -23,6 +23,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from ..scenes.springs import SpringScene
 
     parse_view(args.view)
+    if args.frames is not None and args.frames < 1:
+        raise SettingsError(f"--frames must be a whole number >= 1, got {args.frames}")
     scene = SCENES[args.scene]()
     out = Path(args.out) if args.out else Path("out") / args.scene
     if isinstance(scene, SpringScene):  # spring chains, not cloth: no cloth settings apply

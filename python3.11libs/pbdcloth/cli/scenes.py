@@ -186,6 +186,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     from ..preview import contact_sheet, frame_strain, parse_view, render_frames, write_movie
 
     parse_view(args.view)
+    _check_movie(args.movie)
     kind, where, name = find_cache(args.cache)
     folder = where.parent if kind == "usd" else where
     cache = read_cache(args.cache)
@@ -239,6 +240,23 @@ def _scene_shapes(scene_file: str, frames: list[int]) -> tuple[list[list[Any]], 
                 collider.end_frame()
         shapes.append(shapes_of(colliders))
     return shapes, spec.pinned, int(spec.positions.shape[0])
+
+
+def _check_movie(movie: str | None) -> None:
+    """Refuse a movie that cannot be written before any frame is rendered."""
+    import importlib.util
+
+    if movie is None:
+        return
+    suffix = Path(movie).suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"--movie must be a .gif or .mp4 file, got {movie!r}")
+    need = ["imageio"] + (["imageio_ffmpeg"] if suffix == ".mp4" else [])
+    missing = [m for m in need if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(f"--movie {movie} needs {' and '.join(missing)} "
+                         f"(pip install {' '.join(m.replace('_', '-') for m in missing)}); "
+                         "or write a .gif, or pass --no-movie")
 
 
 def _add_preview(sub: Sub) -> None:

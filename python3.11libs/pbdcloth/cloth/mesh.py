@@ -17,6 +17,8 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..arrays import MAX_COORDINATE, real_array
+
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.int64]
 
@@ -37,10 +39,7 @@ def _listed(indices: Sequence[int] | NDArray[np.int64]) -> str:
 
 
 def _as_positions(positions: ArrayLike) -> FloatArray:
-    try:
-        pos = np.array(positions, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise MeshError(f"positions must be an (N, 3) array of numbers: {exc}") from None
+    pos = real_array(positions, "positions", MeshError, finite=False)
     if pos.ndim != 2 or pos.shape[1] != 3:
         raise MeshError(f"positions must have shape (N, 3), got {pos.shape}")
     if pos.shape[0] == 0:
@@ -48,7 +47,47 @@ def _as_positions(positions: ArrayLike) -> FloatArray:
     bad = np.flatnonzero(~np.isfinite(pos).all(axis=1))
     if bad.size:
         raise MeshError(f"positions contain NaN or inf at point(s) {_listed(bad)}")
+    far = np.flatnonzero((np.abs(pos) > MAX_COORDINATE).any(axis=1))
+    if far.size:
+        raise MeshError(f"positions must lie within +-{MAX_COORDINATE:g} m; point(s) "
+                        f"{_listed(far)} lie outside (point {int(far[0])} is "
+                        f"{pos[far[0]].tolist()})")
     return pos
+
+
+#: Largest point index a face may hold (int64 with room for arithmetic).
+_MAX_INDEX = 2**62
+
+
+def _index_values(face: NDArray[np.generic], what: str) -> IndexArray:
+    """A face's (or block's) indices as int64, or MeshError: indices must be real whole numbers
+    within int64 (complex, text, fractional, NaN or huge values are refused)."""
+    if face.dtype.kind == "O":
+        try:
+            face = np.asarray([int(i) if float(i) == int(i) else float(i)
+                               for i in face.reshape(-1)], dtype=object).reshape(face.shape)
+        except (TypeError, ValueError, OverflowError):
+            raise MeshError(f"{what} must hold whole point indices, got {face.tolist()!r}"
+                            ) from None
+        if all(isinstance(i, int) for i in face.reshape(-1)):
+            ints = [int(i) for i in face.reshape(-1)]
+            if any(abs(i) > _MAX_INDEX for i in ints):
+                raise MeshError(f"{what} has point indices beyond {_MAX_INDEX}: "
+                                f"{face.tolist()!r}")
+            return np.asarray(ints, dtype=np.int64).reshape(face.shape)
+        face = face.astype(np.float64)
+    if face.dtype.kind not in "iuf":
+        raise MeshError(f"{what} must hold whole point indices (real numbers), got dtype "
+                        f"{face.dtype}: {face.tolist()!r}"[:200])
+    if face.dtype.kind == "i":
+        return face.astype(np.int64)
+    values = face.astype(np.float64)
+    whole = np.isfinite(values) & (values == np.round(values))
+    if not whole.all():
+        raise MeshError(f"{what} has indices that are not whole numbers: {face.tolist()!r}"[:200])
+    if (np.abs(values) > _MAX_INDEX).any():
+        raise MeshError(f"{what} has point indices beyond {_MAX_INDEX}: {face.tolist()!r}"[:200])
+    return face.astype(np.int64) if face.dtype.kind == "u" else values.astype(np.int64)
 
 
 def triangulate(faces: ArrayLike | Sequence[Sequence[int]]) -> IndexArray:
@@ -63,7 +102,7 @@ def triangulate(faces: ArrayLike | Sequence[Sequence[int]]) -> IndexArray:
     else:
         try:
             rows: list[NDArray[np.generic]] = [np.asarray(f) for f in faces]  # type: ignore[union-attr]
-        except TypeError:
+        except (TypeError, ValueError):
             raise MeshError("faces must be a sequence of point-index sequences") from None
     if not rows:
         raise MeshError("empty mesh: no faces")
@@ -75,12 +114,9 @@ def triangulate(faces: ArrayLike | Sequence[Sequence[int]]) -> IndexArray:
             raise MeshError(
                 f"face {number} has {face.size} corner(s); a face needs at least 3 point indices"
             )
-        if not np.issubdtype(face.dtype, np.integer):
-            numeric = np.issubdtype(face.dtype, np.number)
-            values = face.astype(np.float64) if numeric else np.zeros(0)
-            if not (numeric and np.all(np.isfinite(values)) and np.all(values == np.round(values))):
-                raise MeshError(f"face {number} has indices that are not whole numbers: {face!r}")
-        corners = [int(i) for i in face]
+        corners = _index_values(face, f"face {number}").tolist()
+        if len(corners) > 3 and len(set(corners)) != len(corners):
+            raise MeshError(f"face {number} repeats a point index: {corners}")
         tris.extend((corners[0], corners[i], corners[i + 1]) for i in range(1, len(corners) - 1))
     return np.array(tris, dtype=np.int64).reshape(-1, 3)
 
@@ -89,13 +125,23 @@ def _fan_block(block: NDArray[np.generic]) -> IndexArray:
     """Fan-triangulate a rectangular (F, k) block of polygons in one operation."""
     if block.shape[0] == 0:
         raise MeshError("empty mesh: no faces")
-    if not np.issubdtype(block.dtype, np.integer):
+    if block.dtype.kind in "uf":
         values = np.asarray(block, dtype=np.float64)
         bad = np.flatnonzero(~(np.isfinite(values) & (values == np.round(values))).all(axis=1))
         if bad.size:
             raise MeshError(f"face(s) {_listed(bad)} have indices that are not whole numbers")
-    faces = np.asarray(block, dtype=np.int64)
+        big = np.flatnonzero((np.abs(values) > _MAX_INDEX).any(axis=1))
+        if big.size:
+            raise MeshError(f"face(s) {_listed(big)} have point indices beyond {_MAX_INDEX} "
+                            f"(face {int(big[0])} is {block[big[0]].tolist()})")
+    faces = _index_values(block, "faces")
     k = faces.shape[1]
+    if k > 3:
+        ordered = np.sort(faces, axis=1)
+        repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if repeated.size:
+            raise MeshError(f"face(s) {_listed(repeated)} repeat a point index (face "
+                            f"{int(repeated[0])} is {faces[repeated[0]].tolist()})")
     fan = np.empty((faces.shape[0], k - 2, 3), dtype=np.int64)
     fan[:, :, 0] = faces[:, :1]
     fan[:, :, 1] = faces[:, 1:-1]

@@ -164,7 +164,13 @@ def validate_pins(pinned: object, particle_count: int) -> IndexArray:
     """Sorted unique pin indices, or a MeshError naming the bad entries."""
     if pinned is None:
         return np.zeros(0, dtype=np.int64)
-    arr = np.asarray(pinned)
+    if isinstance(pinned, (str, bytes, dict)):
+        raise MeshError(f"pinned must be point indices or a boolean mask, got {pinned!r}"[:200])
+    try:
+        arr = np.asarray(pinned)
+    except (TypeError, ValueError):
+        raise MeshError(f"pinned must be a flat list of point indices, got {pinned!r}"[:200]
+                        ) from None
     if arr.dtype == bool:
         if arr.shape != (particle_count,):
             raise MeshError(

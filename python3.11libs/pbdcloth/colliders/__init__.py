@@ -1,6 +1,6 @@
 """Obstacles the cloth collides with: analytic shapes and (optionally) OpenVDB level sets."""
 
-from .base import Collider
+from .base import Collider, SolverInputError
 from .rigid import RigidTransformError
 from .sdf import SdfCollider, SdfError
 from .shapes import Capsule, Plane, Sphere
@@ -12,5 +12,6 @@ __all__ = [
     "RigidTransformError",
     "SdfCollider",
     "SdfError",
+    "SolverInputError",
     "Sphere",
 ]

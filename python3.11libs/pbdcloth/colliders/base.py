@@ -8,13 +8,20 @@ frame so the end pose becomes the next frame's start pose.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..arrays import MAX_COORDINATE, real_array
+
 F = NDArray[np.float64]
+
+
+class SolverInputError(ValueError):
+    """A value given to the solver at run time (time step, targets, colliders) is unusable."""
 
 
 class Collider(ABC):
@@ -48,6 +55,17 @@ class Collider(ABC):
         Used for friction: slip is measured relative to the moving surface. Shape (M, 3).
         """
 
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+              ) -> tuple[NDArray[np.intp], F]:
+        """Continuous collision over one substep (``alpha0`` to ``alpha1``): the particles
+        (indices (K,) into ``p``) that the collider would pass over or push out of its far
+        side, and where they go instead (K, 3) [m] (see :mod:`.continuous`).
+
+        The default finds none: a plane's inside is a whole half-space, so the end-of-substep
+        projection already sends every particle back to the free side.
+        """
+        return np.zeros(0, dtype=np.intp), np.zeros((0, 3))
+
     @abstractmethod
     def end_frame(self) -> None:
         """Make the end-of-frame pose the start pose of the next frame."""
@@ -77,20 +95,30 @@ def lerp(a: F, b: F, t: float) -> F:
     return a + t * (b - a)
 
 
-def as_point(value: object, what: str) -> F:
-    """A finite 3-vector, or a ValueError naming ``what``."""
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} must be three finite numbers, got {value!r}")
+def as_point(value: object, what: str, limit: float | None = MAX_COORDINATE) -> F:
+    """Three finite real numbers within +-:data:`~pbdcloth.arrays.MAX_COORDINATE` [m], or a
+    :class:`SolverInputError` naming ``what`` and the value."""
+    if isinstance(value, (str, bytes, dict)):
+        raise SolverInputError(f"{what} must be three finite numbers, got {value!r}")
+    arr = real_array(value, what, SolverInputError, finite=False)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)) \
+            or (limit is not None and not np.all(np.abs(arr) <= limit)):
+        within = f" within +-{limit:g} m" if limit is not None else ""
+        raise SolverInputError(f"{what} must be three finite numbers{within}, "
+                               f"got {value!r}"[:200])
     return arr.copy()
 
 
 def as_length(value: object, what: str, allow_zero: bool = False) -> float:
-    """A finite positive length, or a ValueError naming ``what``."""
+    """A finite positive length up to :data:`~pbdcloth.arrays.MAX_COORDINATE` [m], or a
+    :class:`SolverInputError` naming ``what`` and the value."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise SolverInputError(f"{what} must be a number, got {value!r}"[:200])
     try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {value!r}") from None
-    if not np.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
-        raise ValueError(f"{what} must be a positive length, got {value!r}")
+        x = float(value)
+    except OverflowError:
+        x = float("inf")
+    if not np.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero) or x > MAX_COORDINATE:
+        raise SolverInputError(f"{what} must be a positive length up to {MAX_COORDINATE:g} m, "
+                               f"got {value!r}"[:200])
     return x

@@ -1,6 +1,8 @@
 """Contact response against colliders, shared by every collider type.
 
-Position level, once per solver iteration and collider (projected last, after the cloth's own
+Position level, once per solver iteration and collider (first, with continuous collision on,
+the particles a moving collider would pass over are moved to where their path met it,
+:mod:`pbdcloth.colliders.continuous`) (projected last, after the cloth's own
 constraints, so particles end each iteration outside the obstacles):
 
 1. Project: a particle closer than ``thickness`` to the surface (phi < thickness, found by
@@ -62,13 +64,21 @@ def project_contacts(
     mu_static: float,
     mu_kinetic: float,
     contacts: ContactBuffer,
+    continuous: bool = False,
 ) -> int:
     """Push particles of ``p`` (N, 3, modified in place) out of one collider, with friction.
 
     ``x_prev`` are the positions at the start of the substep, ``free`` marks particles with
     non-zero inverse mass, ``alpha0``/``alpha1`` the substep's start and end inside the frame.
-    Returns the number of particles in contact.
+    With ``continuous`` the collider's :meth:`~pbdcloth.colliders.base.Collider.sweep` first
+    moves the particles it would pass over back to where their path met it
+    (:mod:`.continuous`). Returns the number of particles in contact.
     """
+    if continuous:
+        moved, entry = collider.sweep(x_prev, p, alpha0, alpha1, thickness)
+        if moved.size:
+            keep = free[moved]
+            p[moved[keep]] = entry[keep]
     idx, phi, normal = collider.near(p, alpha1, thickness)
     if idx.size == 0:
         return 0

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import F
+from .base import SolverInputError
 
 #: Tolerance on |R^T R - I| (largest entry) for a matrix to count as a rotation. Houdini and DCC
 #: exports carry float32 round-off (about 1e-7); 1e-5 accepts that and refuses any real scale or
@@ -27,7 +28,7 @@ from ..arrays import F
 ROTATION_TOLERANCE = 1e-5
 
 
-class RigidTransformError(ValueError):
+class RigidTransformError(SolverInputError):
     """A matrix given as a rigid transform has the wrong shape, NaNs, scale, shear or a mirror."""
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .base import Collider, F
+from .continuous import field_entry
 from .rigid import Rigid, interpolate, rigid_from_matrix
 from .sdf_grid import SdfError, SdfGrid
 
@@ -214,6 +215,29 @@ class SdfCollider(Collider):
         idx = np.flatnonzero(phi < distance)
         grad = self.grid.normal(cells if idx.size == phi.size else cells.subset(idx))
         return idx, phi[idx], (pose.rotation @ grad).T
+
+    def _distance(self, points: F, alpha: float) -> F:
+        _, a, b = self._at(alpha)
+        return self.grid.distance(self.grid.locate(a @ points.T + b)).astype(np.float64)
+
+    def _normal(self, points: F, alpha: float) -> F:
+        pose, a, b = self._at(alpha)
+        return (pose.rotation @ self.grid.normal(self.grid.locate(a @ points.T + b))).T
+
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+              ) -> tuple[NDArray[np.intp], F]:
+        """Continuous collision for a rigidly moving field (:func:`~.continuous.field_entry`):
+        in the placement of the substep's start pose the particle moves from ``x_prev`` to its
+        end position carried back by the body's motion; an entry found there is carried to the
+        end pose."""
+        if not self.is_moving:
+            return np.zeros(0, dtype=np.intp), np.zeros((0, 3))
+        pose0, pose1 = self.pose(alpha0), self.pose(alpha1)
+        y1 = pose0.to_world(pose1.to_local(p))
+        idx, entry = field_entry(lambda y: self._distance(y, alpha0),
+                                 lambda y: self._normal(y, alpha0), x_prev, y1, thickness,
+                                 self.voxel_size)
+        return idx, pose1.to_world(pose0.to_local(entry))
 
     def displacement(self, points: F, alpha0: float, alpha1: float) -> F:
         """World motion from ``alpha0`` to ``alpha1`` of the body points now (at ``alpha1``) at

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F
+from .base import SolverInputError
 
 #: Padding (voxels of ``background``) around the block; two layers make the outermost layer's
 #: finite-difference gradient exactly zero, so clamped far points get no direction.
@@ -53,7 +54,7 @@ MAX_VOXELS = 1 << 26
 MIN_GRADIENT = 1e-3
 
 
-class SdfError(ValueError):
+class SdfError(SolverInputError):
     """Unusable signed distance field input: file, grid type, grid class, transform or values."""
 
 

@@ -14,8 +14,10 @@ Signed distances (negative inside):
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .base import Collider, F, as_length, as_point, lerp
+from .base import Collider, F, SolverInputError, as_length, as_point, lerp
+from .continuous import swept_entry
 
 #: Direction used as the normal when a point sits exactly on a sphere's centre or capsule's axis.
 _FALLBACK_NORMAL = np.array([0.0, 1.0, 0.0])
@@ -39,11 +41,12 @@ class Plane(Collider):
 
     @staticmethod
     def _unit(normal: object) -> F:
-        n = as_point(normal, "Plane normal")
-        length = float(np.linalg.norm(n))
-        if length == 0.0:
-            raise ValueError("Plane normal must not be zero")
-        return n / length
+        n = as_point(normal, "Plane normal", limit=None)
+        scale = float(np.abs(n).max())
+        if scale == 0.0 or not np.isfinite(scale):
+            raise SolverInputError(f"Plane normal must not be zero, got {n.tolist()}")
+        n = n / scale  # |n| can overflow for huge components; the direction cannot
+        return n / float(np.linalg.norm(n))
 
     @property
     def point(self) -> F:
@@ -113,6 +116,12 @@ class Sphere(Collider):
         shift = lerp(self._c0, self._c1, alpha1) - lerp(self._c0, self._c1, alpha0)
         return np.broadcast_to(shift, points.shape)
 
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+              ) -> tuple[NDArray[np.intp], F]:
+        c = lerp(self._c0, self._c1, alpha0)
+        return swept_entry(x_prev, p, self.displacement(x_prev, alpha0, alpha1), c, c,
+                           self.radius, thickness)
+
     def end_frame(self) -> None:
         self._c0 = self._c1
 
@@ -169,6 +178,12 @@ class Capsule(Collider):
         a1, b1 = lerp(self._a0, self._a1, alpha1), lerp(self._b0, self._b1, alpha1)
         u: F = self._axis_param(points, a0, b0)[:, None]
         return np.asarray((1.0 - u) * (a1 - a0) + u * (b1 - b0), dtype=np.float64)
+
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+              ) -> tuple[NDArray[np.intp], F]:
+        a, b = lerp(self._a0, self._a1, alpha0), lerp(self._b0, self._b1, alpha0)
+        return swept_entry(x_prev, p, self.displacement(x_prev, alpha0, alpha1), a, b,
+                           self.radius, thickness)
 
     def end_frame(self) -> None:
         self._a0, self._b0 = self._a1, self._b1

@@ -22,6 +22,7 @@ import numpy as np
 
 from .rigid import ROTATION_TOLERANCE, Rigid
 from .sdf_grid import MAX_VOXELS, SdfError, SdfGrid, check_voxel_size
+from .vdb_header import check_vdb_file
 
 INSTALL_HINT = (
     "pyopenvdb (OpenVDB's Python module) is needed for .vdb level sets: install it with "
@@ -115,16 +116,19 @@ def read_level_set(path: str | os.PathLike[str], grid_name: str | None = None) -
 
     With ``grid_name``, that grid (which must be a FloatGrid level set); without, the first
     FloatGrid level set in the file. Raises SdfError for a missing or unreadable file, an
-    unknown grid name, or a file with no level set.
+    unknown grid name, or a file with no level set. The file's size and header are checked
+    first (:func:`~pbdcloth.colliders.vdb_header.check_vdb_file`: grid and voxel counts
+    capped), so a truncated or damaged file fails in microseconds, not inside OpenVDB.
     """
     vdb = import_openvdb()
     p = Path(path)
     if not p.is_file():
         raise SdfError(f"level set file not found: {str(p)!r}")
+    check_vdb_file(p)  # bounded: size, header and grid descriptors, before OpenVDB parses
     try:
         grids = vdb.readAllGridMetadata(str(p))
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise SdfError(f"cannot read {str(p)!r} as a .vdb file: {exc}") from None
+    except (OSError, RuntimeError, ValueError, KeyError, LookupError) as exc:
+        raise SdfError(f"cannot read {str(p)!r} as a .vdb file: {_short(exc)}") from None
     listing = ", ".join(_describe(g) for g in grids) or "none"
     if grid_name is not None:
         match = [g for g in grids if g.name == grid_name]
@@ -141,8 +145,14 @@ def read_level_set(path: str | os.PathLike[str], grid_name: str | None = None) -
         name = levels[0].name
     try:
         return vdb.read(str(p), name)
-    except (OSError, RuntimeError, KeyError, ValueError) as exc:
-        raise SdfError(f"cannot read grid {name!r} from {str(p)!r}: {exc}") from None
+    except (OSError, RuntimeError, KeyError, LookupError, ValueError) as exc:
+        raise SdfError(f"cannot read grid {name!r} from {str(p)!r}: {_short(exc)}") from None
+
+
+def _short(exc: BaseException) -> str:
+    """An exception's message on one line of at most 200 characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def level_set_from_mesh(vertices: object, faces: object, voxel_size: float,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,5 +92,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
                                int(data["solver_frame"]), float(data["time"]))
             return Checkpoint(frame=int(data["frame"]), digest=str(data["digest"]), state=state,
                               pin_start=data["pin_start"].copy(), pin_end=data["pin_end"].copy())
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"{source} is not a pbdcloth checkpoint ({exc})") from None
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise CheckpointError(f"{source} is not a pbdcloth checkpoint ({reason}); delete it and "
+                              "run without --resume to start over") from None

@@ -47,7 +47,8 @@ from ..io.cache import CACHE_FORMATS, CacheFormat
 from ..presets import preset
 from ..scenes.cloth import Scene
 from ..settings import CLOTH_SETTINGS, Choice, ClothSettings, SettingsError, setting
-from ..solver import ClothSolver
+from ..arrays import MAX_COORDINATE
+from ..solver import MAX_DT, MIN_DT, ClothSolver
 from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
 
 F = NDArray[np.float64]
@@ -81,6 +82,11 @@ class Problem:
         if self.value is _MISSING:
             return f"{self.key}: {self.message}"
         return f"{self.key} = {_show(self.value)}: {self.message}"
+
+
+def _finite(value: int | float) -> bool:
+    """True for every int (even beyond float range) and for finite floats."""
+    return isinstance(value, int) or math.isfinite(value)
 
 
 def _show(value: Any) -> str:
@@ -361,7 +367,7 @@ class _Checker:
                 integer and not isinstance(value, int)):
             self.add(key, value, f"must be {what}")
             return None
-        if not math.isfinite(value):
+        if not _finite(value):
             self.add(key, value, "must be finite")
             return None
         u = f" {unit}" if unit else ""
@@ -384,9 +390,10 @@ class _Checker:
                 return None
             return np.asarray(default, dtype=np.float64)
         if (not isinstance(value, list) or len(value) != 3 or any(
-                isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c)
-                for c in value)):
-            self.add(key, value, "must be three finite numbers [x, y, z]")
+                isinstance(c, bool) or not isinstance(c, (int, float)) or not _finite(c)
+                or abs(c) > MAX_COORDINATE for c in value)):
+            self.add(key, value, f"must be three finite numbers [x, y, z] within "
+                     f"+-{MAX_COORDINATE:g}")
             return None
         return np.asarray(value, dtype=np.float64)
 
@@ -638,19 +645,20 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
     elif kind == ColliderType.SPHERE:
         params["center"] = check.vec3(entry, "center", where)
         params["radius"] = check.number(entry, "radius", where, minimum=0.0,
-                                        exclusive_min=True, unit="m")
+                                        maximum=MAX_COORDINATE, exclusive_min=True, unit="m")
     elif kind == ColliderType.CAPSULE:
         params["a"] = check.vec3(entry, "a", where)
         params["b"] = check.vec3(entry, "b", where)
         params["radius"] = check.number(entry, "radius", where, minimum=0.0,
-                                        exclusive_min=True, unit="m")
+                                        maximum=MAX_COORDINATE, exclusive_min=True, unit="m")
     elif kind == ColliderType.MESH:
         from ..io.meshfile import MESH_SUFFIXES
 
         params["file"] = check.file(entry, "file", where, MESH_SUFFIXES)
         params["prim"] = check.text(entry, "prim", where, "")
         params["voxel_size"] = check.number(entry, "voxel_size", where, minimum=0.0,
-                                            exclusive_min=True, unit="m")
+                                            maximum=MAX_COORDINATE, exclusive_min=True,
+                                            unit="m")
         params["half_width"] = check.number(entry, "half_width", where, 3.0, minimum=1.0,
                                             maximum=100.0, unit="voxels")
     else:
@@ -736,8 +744,8 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
                           integer=True)
     start = check.number(scene, "start_frame", "scene.", 1, minimum=-1_000_000,
                          maximum=1_000_000, integer=True)
-    fps = check.number(scene, "fps", "scene.", 24.0, minimum=0.0, maximum=100_000.0,
-                       exclusive_min=True, unit="frames/s")
+    fps = check.number(scene, "fps", "scene.", 24.0, minimum=1.0 / MAX_DT,
+                       maximum=min(100_000.0, 1.0 / MIN_DT), unit="frames/s")
     if over.get("frames") is not None:
         if not isinstance(over["frames"], int) or over["frames"] < 1:
             check.add("--frames", over["frames"], "must be a whole number >= 1")
@@ -823,6 +831,13 @@ def read_scene_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise SceneFileError(str(source), [Problem("toml", _MISSING, f"syntax error: {exc}")]
                              ) from None
+    except UnicodeDecodeError as exc:
+        raise SceneFileError(str(source), [Problem(
+            "file", str(source), f"is not UTF-8 text (byte {exc.start}: "
+            f"{exc.object[exc.start:exc.start + 1]!r}); save the scene file as UTF-8")]) from None
+    except OSError as exc:
+        raise SceneFileError(str(source), [Problem("file", str(source),
+                                                   f"cannot be read: {exc.strerror}")]) from None
 
 
 def load_scene(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None,

@@ -20,6 +20,7 @@ scene's keys) is restored exactly.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from ..io.cache import (
 )
 from ..solver import ClothSolver
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
+from .guard import RunFailed, check_output_folder, is_disk_error, output_lock
 from .postprocess import postprocess
 from .progress import Progress
 from .run import (
@@ -178,12 +180,32 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
     ``on_frame(frame, solver)`` is called after each stepped frame, ``on_progress(frame, last)``
     before each (True stops the run there; see :class:`~pbdcloth.pipeline.run.Run`).
 
+    The output folder is locked for the whole call (:func:`~pbdcloth.pipeline.guard.output_lock`)
+    and probed for writing and free space before the first frame.
+
     Raises:
-        CheckpointError: ``resume`` with a checkpoint from a different scene.
+        CheckpointError: ``resume`` with a checkpoint from a different scene, or unreadable.
+        OutputFolderError: the output folder is a file, unwritable, full, or another run is
+            writing into it (nothing written).
+        RunFailed: writing failed during the run (disk full); the frames on disk are complete
+            and ``resume=True`` continues from the last one.
     """
+    with output_lock(spec.output.dir):
+        return _simulate(spec, resume, progress, on_frame, on_progress)
+
+
+def _first_frames_bytes(spec: SceneSpec, solver: ClothSolver) -> int:
+    """A generous estimate of the first two frames plus a checkpoint on disk [bytes]."""
+    points, tris = solver.model.particle_count, solver.model.mesh.triangle_count
+    frame = 160 * points + 40 * tris
+    return 2 * frame + 64 * points + (1 << 16)
+
+
+def _simulate(spec: SceneSpec, resume: bool, progress: bool, on_frame: FrameCallback | None,
+              on_progress: ProgressCallback | None) -> SimulationResult:
     out_dir = spec.output.dir
-    out_dir.mkdir(parents=True, exist_ok=True)
     solver = spec.scene().make_solver()
+    check_output_folder(out_dir, _first_frames_bytes(spec, solver))
     digest = spec.digest()
     ckpt = checkpoint_path(spec)
     done: int | None = None
@@ -203,7 +225,11 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
                 raise CheckpointError(
                     f"cannot resume: frames {missing[:5]} of the cache are missing from "
                     f"{spec.output.dir}; run without --resume to start over")
-        saved.restore(solver)
+        try:
+            saved.restore(solver)
+        except ValueError as exc:
+            raise CheckpointError(f"cannot resume from {ckpt}: {exc}; run without --resume "
+                                  "to start over") from None
         spec.restore_controls(solver, saved.frame)
         done = saved.frame
     resumed_from = done
@@ -225,13 +251,26 @@ def simulate(spec: SceneSpec, resume: bool = False, progress: bool = True,
     run = Run(ClothStepper(solver, spec.fps, spec.animate),
               spec.start_frame if done is None else done, hooks, bar, on_progress)
     begin = time.perf_counter()
+    saver = hooks[2]
+    assert isinstance(saver, CheckpointHook)
     try:
         if done is None:
             run.emit()  # the start frame is the rest state: no step, so no time per frame
         simulated = run.run_to(spec.last_frame)
+        run.close()
+    except OSError as exc:
+        if not is_disk_error(exc):
+            raise
+        with contextlib.suppress(OSError):
+            hooks[1].close()  # the log; the cache and checkpoint stay as last committed
+        last = saver.saved
+        told = (f"frames {spec.start_frame}-{last} are complete on disk; free some space and "
+                f"continue with --resume" if last is not None else
+                "no frame was completed; free some space and run again")
+        raise RunFailed(f"writing into {out_dir} failed ({exc.strerror or exc}): {told}",
+                        last) from None
     finally:
         bar.close()
-    run.close()
     seconds = time.perf_counter() - begin
     summary = _summary(spec, solver, read_log(log_path), seconds, resumed_from)
     with atomic_write(out_dir / SUMMARY_NAME) as fh:

@@ -371,6 +371,9 @@ class WarpBackend:
         blocks = {key: value[:2] for key, value in self._blocks.items()}
         self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
                            if colliders else None)
+        if self._colliders is not None:
+            self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
+                                         if isinstance(c, SdfCollider)]
         if settings.self_collision:
             from .selfcollision import WarpSelfCollision
 
@@ -523,7 +526,7 @@ class WarpBackend:
         if self._colliders is not None:
             for kernel, dim, inputs in self._colliders.launches(
                     step, [self._p, self._x, self.m.inv_mass], c.contact,
-                    self.model.particle_count):
+                    self.model.particle_count, c.settings.continuous_collision):
                 launch(kernel, dim, inputs)
 
     def _project_self_collision(self, launch: _Recorder, c: _Substep) -> None:

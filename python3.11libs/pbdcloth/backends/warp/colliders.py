@@ -92,6 +92,8 @@ class DeviceColliders:
         self.sdf_poses = [wp.zeros(substeps + 1, dtype=k.SdfPose, device=device)
                           for kind in kinds if kind == SHAPE_SDF]
         self.sdf_tables = [blocks[block] for kind, block in key if kind == SHAPE_SDF]
+        self.sdf_voxel: list[Any] = [k.scalar(0.0) for _ in self.sdf_tables]
+        """Per SDF collider, its voxel size [m] (the continuous test's tolerance)."""
 
     # --- per frame ----------------------------------------------------------------------------
     def update(self, colliders: Sequence[Collider]) -> None:
@@ -127,12 +129,13 @@ class DeviceColliders:
             self.sdf_poses[j].assign(rec)
 
     # --- recording ----------------------------------------------------------------------------
-    def launches(self, step: int, common: list[Any], contact: list[Any], particles: int
-                 ) -> list[tuple[Any, int, list[Any]]]:
+    def launches(self, step: int, common: list[Any], contact: list[Any], particles: int,
+                 continuous: bool = False) -> list[tuple[Any, int, list[Any]]]:
         """(kernel, dim, inputs) of the collider projections of substep ``step``, in order.
 
         ``common`` = [p, x_prev, inv_mass], ``contact`` = [thickness, mu_s, mu_k, h, contact,
-        contact_normal, surface_velocity].
+        contact_normal, surface_velocity]; ``continuous``: the analytic shapes' continuous
+        test first (:mod:`pbdcloth.colliders.continuous`).
         """
         k = self.k
         out = []
@@ -140,11 +143,12 @@ class DeviceColliders:
             if kind == "shapes":
                 out.append((k.collide_shapes, particles,
                             [*common, self.shape_kind, self.shape_radius, self.shape_pose, a, b,
-                             step, *contact]))
+                             step, int(continuous), *contact]))
             else:
                 table, dims = self.sdf_tables[a]
                 out.append((k.collide_sdf, particles,
-                            [*common, table, dims, self.sdf_poses[a], step, *contact]))
+                            [*common, table, dims, self.sdf_poses[a], step, int(continuous),
+                             self.sdf_voxel[a], *contact]))
         return out
 
 

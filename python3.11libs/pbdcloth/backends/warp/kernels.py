@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import warp as wp
 
+from ...colliders.continuous import MARCH_STEPS, OPPOSED
 from ...colliders.sdf_grid import MIN_GRADIENT
 from ...constraints.bend import DEGENERATE_NORMAL_SQ
 from ...constraints.distance import MIN_LENGTH
@@ -610,8 +611,70 @@ def _contact_funcs(t: KernelTypes) -> SimpleNamespace:
             scale = wp.min(mu_k * depth / slip_len, one)
         return q - slip * scale
 
+    @wp.func(module=module)
+    def axis_distance(y: vec3, a: vec3, b: vec3) -> scalar:
+        """Distance from y to the segment a-b (a point when a == b)."""
+        return wp.length(y - (a + (b - a) * capsule_param(y, a, b)))
+
+    @wp.func(module=module)
+    def closest_time(y0: vec3, d: vec3, a: vec3, b: vec3) -> scalar:
+        """The t in [0, 1] where y0 + t d comes closest to the segment a-b (Ericson 2005,
+        5.1.9). Mirrors pbdcloth.colliders.continuous.closest_time."""
+        e = b - a
+        r = y0 - a
+        aa = wp.dot(d, d)
+        ee = wp.dot(e, e)
+        ff = wp.dot(r, e)
+        cc = wp.dot(d, r)
+        if aa <= zero:
+            return zero
+        if ee == zero:
+            return wp.clamp(-cc / aa, zero, one)
+        bb = wp.dot(d, e)
+        denom = aa * ee - bb * bb
+        t = zero
+        if denom > zero:
+            t = wp.clamp((bb * ff - cc * ee) / denom, zero, one)
+        s = (bb * t + ff) / ee
+        if s < zero:
+            t = wp.clamp(-cc / aa, zero, one)
+        elif s > one:
+            t = wp.clamp((bb - cc) / aa, zero, one)
+        return t
+
+    @wp.func(module=module)
+    def swept_entry(x0: vec3, p: vec3, shift: vec3, a: vec3, b: vec3, radius: scalar,
+                    thickness: scalar) -> vec3:
+        """Where a particle whose substep path x0 -> p the shape (segment a-b at its start
+        pose, moving by ``shift``) passes over or through goes instead; ``p`` when it keeps
+        the discrete result. Mirrors pbdcloth.colliders.continuous.swept_entry (32
+        bisections)."""
+        outer = radius + thickness
+        band = radius + thickness * scalar(0.5)
+        y1 = p - shift
+        if axis_distance(x0, a, b) < band:
+            return p
+        d = y1 - x0
+        t_hi = closest_time(x0, d, a, b)
+        closest = axis_distance(x0 + d * t_hi, a, b)
+        if closest >= band:
+            return p
+        t_lo = zero
+        for _ in range(32):
+            mid = scalar(0.5) * (t_lo + t_hi)
+            if axis_distance(x0 + d * mid, a, b) < band:
+                t_hi = mid
+            else:
+                t_lo = mid
+        entry = x0 + d * t_hi
+        n_entry = entry - (a + (b - a) * capsule_param(entry, a, b))
+        n_end = y1 - (a + (b - a) * capsule_param(y1, a, b))
+        if (closest < radius and wp.length(n_end) >= outer) or wp.dot(n_entry, n_end) <= zero:
+            return entry + shift
+        return p
+
     return SimpleNamespace(shape_query=shape_query, shape_displacement=shape_displacement,
-                           contact_friction=contact_friction)
+                           contact_friction=contact_friction, swept_entry=swept_entry)
 
 
 def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamespace
@@ -652,6 +715,65 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         b1 = lerp4(a01, a11, fy)
         return lerp4(b0, b1, fz)
 
+    @wp.func(module=module)
+    def sdf_unit_normal(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, pose: SdfPose,
+                        y: vec3) -> vec3:
+        """Unit world gradient at y (zero where shorter than MIN_GRADIENT), as SdfGrid.normal."""
+        s = sdf_sample(table, dims, pose.a * y + pose.b)
+        g = vec3(scalar(s[1]), scalar(s[2]), scalar(s[3]))
+        glen = wp.length(g)
+        if not (glen > min_gradient):
+            return vec3(zero, zero, zero)
+        return pose.rot * (g * (one / glen))
+
+    @wp.func(module=module)
+    def sdf_sweep(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, pose0: SdfPose,
+                  pose1: SdfPose, x0: vec3, p: vec3, thickness: scalar, voxel: scalar) -> vec3:
+        """Where a particle whose substep path the moving field passes over goes instead; ``p``
+        when it keeps the discrete result. Conservative advancement in the start pose's
+        placement, then the rest of the path sampled every half voxel. Mirrors
+        pbdcloth.colliders.continuous.field_entry (MARCH_STEPS steps)."""
+        y1 = pose0.rot * (wp.transpose(pose1.rot) * (p - pose1.trans)) + pose0.trans
+        d = y1 - x0
+        length = wp.length(d)
+        R = scalar(0.5) * thickness
+        tol = wp.max(wp.min(scalar(0.01) * voxel, scalar(0.1) * thickness), scalar(1e-9))
+        if not (length > tol):
+            return p
+        if scalar(sdf_sample(table, dims, pose0.a * x0 + pose0.b)[0]) < R:
+            return p
+        t = zero
+        hit = int(0)
+        steps = int(0)
+        while hit == 0 and t <= one and steps < MARCH_STEPS:
+            gap = scalar(sdf_sample(table, dims, pose0.a * (x0 + d * t) + pose0.b)[0]) - R
+            if gap <= tol:
+                hit = 1
+            else:
+                t = t + scalar(0.9) * gap / length
+            steps = steps + 1
+        if hit == 0:
+            return p
+        entry = x0 + d * t
+        samples = wp.min(wp.ceil((one - t) * length / (scalar(0.5) * voxel)),
+                         scalar(MARCH_STEPS))
+        through = int(0)
+        k = int(1)
+        while through == 0 and scalar(k) <= samples:
+            s = t + (one - t) * (scalar(k) / samples)
+            if scalar(sdf_sample(table, dims, pose0.a * (x0 + d * s) + pose0.b)[0]) < zero:
+                through = 1
+            k = k + 1
+        n_end = sdf_unit_normal(table, dims, pose0, y1)
+        n_entry = sdf_unit_normal(table, dims, pose0, entry)
+        has_normal = wp.dot(n_end, n_end) > zero
+        phi_end = scalar(sdf_sample(table, dims, pose0.a * y1 + pose0.b)[0])
+        beyond = phi_end >= thickness or not has_normal
+        if (has_normal and wp.dot(n_entry, n_end) < scalar(OPPOSED)) or (through != 0
+                                                                          and beyond):
+            return pose1.rot * (wp.transpose(pose0.rot) * (entry - pose0.trans)) + pose1.trans
+        return p
+
     @wp.kernel(module=module)
     def collide_sdf(
         p: wp.array(dtype=vec3),
@@ -661,6 +783,8 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         dims: wp.vec3i,
         poses: wp.array(dtype=SdfPose),
         step: int,
+        continuous: int,
+        voxel: scalar,
         thickness: scalar,
         mu_s: scalar,
         mu_k: scalar,
@@ -675,6 +799,9 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         the substep. Where the interpolated gradient is shorter than MIN_GRADIENT the field
         knows no direction (outside or deeper than the band) and the particle is left alone.
 
+        With ``continuous`` and a moving field, ``sdf_sweep`` first catches the particles the
+        field would pass over.
+
         Mirrors pbdcloth.colliders.response.project_contacts (with SdfCollider.near).
         """
         i = wp.tid()
@@ -682,6 +809,9 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
             return
         xi = p[i]
         pose1 = poses[step + 1]
+        if continuous != 0 and pose1.moving != 0:
+            xi = sdf_sweep(table, dims, poses[step], pose1, x_prev[i], xi, thickness, voxel)
+            p[i] = xi
         s = sdf_sample(table, dims, pose1.a * xi + pose1.b)
         phi = scalar(s[0])
         if not (phi < thickness):
@@ -711,7 +841,7 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
     scalar, vec3, _, _, module = t
     zero = scalar(0.0)
     shape_query, shape_displacement = contact.shape_query, contact.shape_displacement
-    contact_friction = contact.contact_friction
+    contact_friction, swept_entry = contact.contact_friction, contact.swept_entry
 
     @wp.kernel(module=module)
     def collide_shapes(
@@ -724,6 +854,7 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
         first: int,
         last: int,
         step: int,
+        continuous: int,
         thickness: scalar,
         mu_s: scalar,
         mu_k: scalar,
@@ -737,6 +868,9 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
         ``pose[step, 2 c]`` and ``pose[step, 2 c + 1]`` are shape c's pose at the start of the
         substep, ``pose[step + 1, ...]`` at its end. The last contact wins the contact record.
 
+        With ``continuous`` a sphere or capsule first catches the particles it would pass
+        over (``swept_entry``, relative to its motion near the particle's start).
+
         Mirrors pbdcloth.colliders.response.project_contacts (one call per shape, in order).
         """
         i = wp.tid()
@@ -749,6 +883,14 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
             kind = shape_kind[c]
             a1 = pose[step + 1, 2 * c]
             b1 = pose[step + 1, 2 * c + 1]
+            if continuous != 0 and kind != SHAPE_PLANE:
+                a0 = pose[step, 2 * c]
+                b0 = pose[step, 2 * c + 1]
+                if kind == SHAPE_SPHERE:
+                    b0 = a0
+                shift = shape_displacement(kind, xp, a0, b0, a1, b1)
+                xi = swept_entry(xp, xi, shift, a0, b0, shape_radius[c], thickness)
+                touched = 1
             phi, n = shape_query(kind, xi, a1, b1, shape_radius[c])
             depth = thickness - phi
             if depth > zero:
