@@ -39,6 +39,7 @@ TIERS = {
     "postprocess": "pipeline",
     "pipeline": "pipeline",
     "fixtures": "pipeline",
+    "wedge": "pipeline",
 }
 
 

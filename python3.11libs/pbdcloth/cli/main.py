@@ -1,9 +1,9 @@
 """The ``pbdcloth`` command: the parser, its sub-commands and :func:`main`.
 
 Sub-commands: ``demo`` (:mod:`.demo`), ``settings`` (here), ``simulate``, ``validate``,
-``preview``, ``plot``, ``postprocess`` (:mod:`.scenes`). Every solver setting is an option of
-``demo``, ``simulate`` and ``validate``, generated from the settings declaration
-(:mod:`.options`).
+``preview``, ``plot``, ``postprocess`` (:mod:`.scenes`), ``wedge`` (:mod:`.wedge`). Every solver
+setting is an option of ``demo``, ``simulate``, ``validate`` and ``wedge``, generated from the
+settings declaration (:mod:`.options`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from ..settings import SettingsError
 from .demo import add_demo
 from .scenes import SIM_COMMANDS
+from .wedge import add_wedge
 
 EXIT_USAGE = 2
 
@@ -37,6 +38,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore
     add_demo,
     _add_settings,
     *SIM_COMMANDS,  # scene files and caches: simulate, validate, preview, plot, postprocess
+    add_wedge,
 ]
 
 
