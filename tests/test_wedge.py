@@ -197,6 +197,36 @@ def test_a_failing_member_is_marked_failed_and_the_others_go_on(
     assert (tmp_path / "wedge.png").stat().st_size > 10_000
 
 
+def test_a_retry_resumes_from_the_checkpoint_and_removes_what_a_killed_write_left(
+        scene: Path, tmp_path: Path, reference8: Path) -> None:
+    """The second attempt of a task (same wedge token) resumes, after deleting the temporary
+    files of atomic writes killed mid-way, so the folder equals an uninterrupted run's."""
+    from pbdcloth.pipeline.simulate import simulate
+    from pbdcloth.pipeline.wedge.execute import make_tasks, run_member
+
+    plan = plan_wedge(scene, VARY[1::2], out=tmp_path, frames=8)
+    (tmp_path / STATE_DIR).mkdir()
+    task = make_tasks(plan, "token-1", resume=False)[0]
+    folder = tmp_path / task.name
+    Path(task.state).write_text(json.dumps({"token": "token-1", "attempt": 1}))
+    from pbdcloth.pipeline.scenefile import load_scene
+
+    spec = load_scene(task.scene, task.overrides, task.settings)
+    simulate(spec, progress=False, on_progress=lambda frame, last: frame >= 4)  # "killed"
+    for target, how in (("cloth.0005.obj", "atomic_write"), ("log.jsonl", "atomic_path")):
+        code = ("import os, signal\nfrom pbdcloth.atomic import atomic_path, atomic_write\n"
+                f"p = {str(folder / target)!r}\n"
+                + ("with atomic_write(p) as fh:\n    fh.write('v 1 2')\n"
+                   "    os.kill(os.getpid(), signal.SIGKILL)\n" if how == "atomic_write" else
+                   "atomic_path(p).write_text('half')\nos.kill(os.getpid(), signal.SIGKILL)\n"))
+        subprocess.run([sys.executable, "-c", code], env=ENV, timeout=60, check=False)
+    assert len([p for p in folder.iterdir() if p.name.startswith(".")]) == 2
+    row = run_member(task)
+    assert row["status"] == "done" and row["attempt"] == 2 and row["resumed_from"] == 4
+    assert row["frames_simulated"] == 4
+    assert_same_folder(folder, reference8 / member_name(0))
+
+
 def test_the_core_never_imports_dask(scene: Path, tmp_path: Path) -> None:
     code = (
         "import sys, pbdcloth, pbdcloth.cli.main, pbdcloth.pipeline.simulate\n"
