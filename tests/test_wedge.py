@@ -227,6 +227,22 @@ def test_a_retry_resumes_from_the_checkpoint_and_removes_what_a_killed_write_lef
     assert_same_folder(folder, reference8 / member_name(0))
 
 
+def test_the_hython_script_runs_one_member_into_the_wedge_s_folder(
+        scene: Path, tmp_path: Path, reference8: Path) -> None:
+    """``scripts/wedge.py --member K`` (one TOP work item) = member K of ``pbdcloth wedge``."""
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "wedge.py"), str(scene),
+                           *VARY, "--out", str(tmp_path), "--frames", "8", "--member", "1"],
+                          env=ENV, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines == ["bend_stiffness=0.01", "friction=0.6", str(tmp_path / member_name(1))]
+    assert_same_folder(tmp_path / member_name(1), reference8 / member_name(1))
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "wedge.py"), str(scene),
+                          *VARY, "--out", str(tmp_path), "--member", "4"], env=ENV,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert bad.returncode == 2 and "members 0-3" in bad.stderr
+
+
 def test_the_core_never_imports_dask(scene: Path, tmp_path: Path) -> None:
     code = (
         "import sys, pbdcloth, pbdcloth.cli.main, pbdcloth.pipeline.simulate\n"

@@ -437,6 +437,7 @@ def run_wedge(plan: WedgePlan, scheduler: str | None = None, workers: int | None
                 else:
                     cluster, client = _embedded(workers)
                     own = [client, cluster]
+                    client.run(_warm)  # imports belong to the start-up, not the first task
                     dashboard = cluster.dashboard_link if _has_dashboard() else ""
             if on_ready is not None:
                 on_ready(dashboard)
@@ -453,6 +454,13 @@ def run_wedge(plan: WedgePlan, scheduler: str | None = None, workers: int | None
         if made is not None:
             outputs.append(made)
     return WedgeResult(ordered, seconds, dashboard, outputs)
+
+
+def _warm() -> None:
+    """Import what a task runs (on each worker)."""
+    import importlib
+
+    importlib.import_module("pbdcloth.pipeline.simulate")
 
 
 def _has_dashboard() -> bool:
@@ -475,13 +483,15 @@ def _run_on(client: Any, todo: list[Task], rows: dict[int, dict[str, Any]],
     client.subscribe_topic(TOPIC, lambda event: bar.event(event[1]))
     futures = {client.submit(run_member, task, key=f"pbdcloth-{task.token[:8]}-{task.name}",
                              pure=False, retries=1): task for task in todo}
+    from distributed import wait
+
     pending = set(futures)
     try:
         while pending:
-            finished = [f for f in pending if f.done()]
-            if not finished:
+            try:
+                finished = wait(pending, timeout=0.5, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
                 bar.refresh()
-                time.sleep(0.2)
                 continue
             for future in finished:
                 pending.discard(future)
