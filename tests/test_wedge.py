@@ -402,6 +402,17 @@ def test_resume_after_killing_the_whole_wedge_finishes_only_what_was_missing(
             assert r["resumed_from"] is None and r["frames_simulated"] == 23
     assert_same_members(out, reference24)
 
+    # A member that fails on the cluster is reported with its message; the others stand.
+    (out / member_name(3) / "cloth.checkpoint.npz").write_bytes(b"torn")
+    again = subprocess.run(args[:-1] + ["--resume"], env=ENV, capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert again.returncode == 1, again.stderr
+    assert f"{member_name(3)}: failed: CheckpointError" in again.stderr
+    got = rows(out)
+    assert [r["status"] for r in got] == ["done", "done", "done", "failed"]
+    assert "is not a pbdcloth checkpoint" in got[3]["message"]
+    assert all(r["message"] == "complete already" for r in got[:3])
+
 
 @dask_needed
 @pytest.mark.slow

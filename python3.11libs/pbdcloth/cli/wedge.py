@@ -70,8 +70,15 @@ def _cmd_wedge(args: argparse.Namespace) -> int:
 
 
 def _again(args: argparse.Namespace) -> list[str]:
-    """The command line to continue the wedge (without --resume)."""
-    return [a for a in sys.argv[2:] if a != "--resume"] if len(sys.argv) > 2 else [args.scene]
+    """The wedge's own options, to continue it (settings options: "...")."""
+    words = [args.scene]
+    for text in args.vary or ():
+        words += ["--vary", text]
+    for flag in ("out", "frames", "format", "scheduler", "workers"):
+        if getattr(args, flag) is not None:
+            words += [f"--{flag}", str(getattr(args, flag))]
+    words += ["--zip"] if args.zip else []
+    return words + (["..."] if settings_overrides(args) else [])
 
 
 def result_lines(rows: list[dict[str, Any]], names: list[str]) -> list[str]:
