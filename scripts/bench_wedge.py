@@ -10,6 +10,8 @@ temporary folder. Printed, side by side from one run:
   machine slows both alike) of the serial wedge (``run_wedge(serial=True)``: the members one after the other in
   this process) and of the wedge on an embedded ``LocalCluster`` of WORKERS single-threaded
   processes (its start-up timed apart), and their ratio;
+- as a control without Dask, the same members on the standard library's
+  ``ProcessPoolExecutor`` with WORKERS processes: what the machine gives two processes at once;
 - the overhead per task: (cluster wall time x workers - the members' own run times, timed
   inside the tasks) / members, which counts scheduling, sending the task and the result, and
   any idle worker; and the round trip of an empty task through the same cluster (submit to
@@ -67,11 +69,29 @@ def _round_trip(workers: int, repeats: int = 20) -> tuple[float, float]:
     return startup, statistics.median(times)
 
 
+def _pool(scene: Path, folder: Path, frames: int, workers: int) -> float:
+    """Control without Dask: the members on the standard library's process pool [s]."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from pbdcloth.pipeline.wedge.execute import make_tasks, run_member
+
+    plan = plan_wedge(scene, VARY, out=folder / "pool", frames=frames, fmt="obj")
+    (plan.out / ".wedge").mkdir(parents=True)
+    tasks = make_tasks(plan, "pool", resume=False)
+    with ProcessPoolExecutor(workers) as pool:
+        list(pool.map(abs, range(workers)))  # started before the clock
+        begin = time.perf_counter()
+        rows = list(pool.map(run_member, tasks))
+        seconds = time.perf_counter() - begin
+    assert all(r["status"] == "done" for r in rows), rows
+    return seconds
+
+
 def _once(scene: Path, folder: Path, frames: int, workers: int
-          ) -> tuple[float, float, float, float]:
-    """One serial and one cluster wedge, each into a fresh folder: serial wall [s], cluster
-    wall without its start-up [s], the start-up [s], the members' own time on the cluster
-    [s]."""
+          ) -> tuple[float, float, float, float, float]:
+    """One serial, one cluster and one process-pool wedge, each into a fresh folder: serial
+    wall [s], cluster wall without its start-up [s], the start-up [s], the members' own time
+    on the cluster [s], the pool's wall [s]."""
     import shutil
 
     serial_plan = plan_wedge(scene, VARY, out=folder / "serial", frames=frames, fmt="obj")
@@ -83,10 +103,11 @@ def _once(scene: Path, folder: Path, frames: int, workers: int
                         on_ready=lambda _: ready.append(time.perf_counter()))
     end = time.perf_counter()
     assert not serial.failed and not cluster.failed, (serial.failed, cluster.failed)
-    shutil.rmtree(folder / "serial")
-    shutil.rmtree(folder / "dask")
+    pool = _pool(scene, folder, frames, workers)
+    for name in ("serial", "dask", "pool"):
+        shutil.rmtree(folder / name)
     return (serial.seconds, end - ready[0], ready[0] - begin,
-            sum(r["seconds"] for r in cluster.rows))
+            sum(r["seconds"] for r in cluster.rows), pool)
 
 
 def main() -> None:
@@ -118,6 +139,9 @@ def main() -> None:
     print(f"| serial (one process) | {serial_s:.2f} | {serial_s / count:.2f} | 1.00 x |")
     print(f"| embedded cluster, without its start-up | {wedge_s:.2f} | {member_s:.2f} | "
           f"{serial_s / wedge_s:.2f} x |")
+    pool_s = min(r[4] for r in runs)
+    print(f"| control: standard library process pool, {args.workers} processes, no Dask | "
+          f"{pool_s:.2f} | | {serial_s / pool_s:.2f} x |")
     print(f"| embedded cluster, with its start-up ({startup_in_run:.2f} s) | "
           f"{wedge_s + startup_in_run:.2f} | | "
           f"{serial_s / (wedge_s + startup_in_run):.2f} x |")

@@ -15,7 +15,7 @@ EXIT_FAILED = 1
 
 def _cmd_wedge(args: argparse.Namespace) -> int:
     from ..pipeline.wedge import WedgeError, plan_wedge, run_wedge
-    from ..pipeline.wedge.execute import StorageError
+    from ..pipeline.wedge.execute import ClusterError
 
     try:
         plan = plan_wedge(args.scene, args.vary or (), True if args.zip else None, args.out,
@@ -51,7 +51,7 @@ def _cmd_wedge(args: argparse.Namespace) -> int:
         result = run_wedge(plan, scheduler=args.scheduler, workers=args.workers,
                            resume=args.resume, progress=not quiet, serial=args.serial,
                            on_ready=ready)
-    except StorageError as exc:
+    except ClusterError as exc:
         print(f"pbdcloth wedge: error: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     except KeyboardInterrupt:

@@ -289,7 +289,11 @@ class WedgeResult:
         return [r for r in self.rows if r["status"] != "done"]
 
 
-class StorageError(RuntimeError):
+class ClusterError(RuntimeError):
+    """The Dask cluster cannot run the wedge (unreachable, too few workers)."""
+
+
+class StorageError(ClusterError):
     """The workers of a remote cluster cannot see the wedge's folder or scene file."""
 
 
@@ -373,13 +377,16 @@ def _embedded(workers: int | None) -> tuple[Any, Any]:
 def _remote(address: str, workers: int | None, timeout: float) -> Any:
     from distributed import Client
 
-    client = Client(address, timeout=timeout)
+    try:
+        client = Client(address, timeout=min(timeout, 15.0))
+    except (TimeoutError, OSError, ValueError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler {address}: {exc}") from None
     try:
         client.wait_for_workers(workers or 1, timeout=timeout)
     except (TimeoutError, OSError) as exc:
         have = len(client.scheduler_info().get("workers", {}))
         client.close()
-        raise StorageError(f"{address}: fewer than {workers or 1} workers after {timeout:g} s "
+        raise ClusterError(f"{address}: fewer than {workers or 1} workers after {timeout:g} s "
                            f"({have} connected; {exc})") from None
     return client
 
