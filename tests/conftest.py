@@ -47,6 +47,7 @@ TIERS = {
     "readme": "pipeline",
     "hardening": "pipeline",
     "fuzz": "unit",
+    "wedge": "pipeline",
 }
 
 

@@ -1,9 +1,9 @@
 """The ``pbdcloth`` command: the parser, its sub-commands and :func:`main`.
 
 Sub-commands: ``demo`` (:mod:`.demo`), ``settings`` (here), ``simulate``, ``validate``,
-``preview``, ``plot``, ``postprocess`` (:mod:`.scenes`). Every solver setting is an option of
-``demo``, ``simulate`` and ``validate``, generated from the settings declaration
-(:mod:`.options`).
+``preview``, ``plot``, ``postprocess`` (:mod:`.scenes`), ``wedge`` (:mod:`.wedge`). Every solver
+setting is an option of ``demo``, ``simulate``, ``validate`` and ``wedge``, generated from the
+settings declaration (:mod:`.options`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..backends.base import SimulationDiverged
 from ..pipeline.guard import RunFailed
 from .demo import add_demo
 from .scenes import SIM_COMMANDS
+from .wedge import add_wedge
 
 #: Exit codes: bad input (nothing run), a failure during the run, Ctrl-C.
 EXIT_USAGE = 2
@@ -42,6 +43,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore
     add_demo,
     _add_settings,
     *SIM_COMMANDS,  # scene files and caches: simulate, validate, preview, plot, postprocess
+    add_wedge,
 ]
 
 

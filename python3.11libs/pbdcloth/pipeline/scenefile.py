@@ -13,6 +13,8 @@ A scene file has these tables (every one optional except ``[mesh]``)::
                    fabric preset (pbdcloth.presets) that the other keys override
     [output]       dir, name, format = "usd" | "geo" | "obj", normals, velocities
     [postprocess]  smooth_iterations, smooth_lambda, smooth_mu, shell_thickness, centred
+    [wedge]        zip, [wedge.vary] NAME = [V1, V2, ...]: read by ``pbdcloth wedge`` only
+                   (:mod:`pbdcloth.pipeline.wedge.plan`); a simulation ignores it
 
 Lengths are metres, times seconds, Y is up. Relative file names in the file (inputs and
 ``[output] dir``) are relative to the scene file; the default output folder ``out/NAME`` and the
@@ -735,7 +737,7 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
     check = _Checker(base)
     over = dict(overrides or {})
     check.unknown(data, ("scene", "mesh", "pins", "colliders", "settings", "output",
-                         "postprocess"), "")
+                         "postprocess", "wedge"), "")
     scene = check.table(data, "scene")
     check.unknown(scene, ("name", "description", "frames", "start_frame", "fps"), "scene.")
     name = check.text(scene, "name", "scene.", Path(source).stem)
