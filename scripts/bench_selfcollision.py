@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth.backends import numpy_backend
 from pbdcloth.backends.numpy_backend import NumpyBackend
+from pbdcloth.scenes.cloth import fold_scene
 from pbdcloth.selfcollision.geometry import closest_point_triangle, closest_points_segments
 from pbdcloth.selfcollision.stage import SelfCollision
-from pbdcloth.scenes.cloth import fold_scene
 from pbdcloth.solver import ClothSolver
 
 #: The constraint projections the numpy backend calls (pbdcloth.constraints), timed as "solve".

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 import warp as wp
 from pbdcloth.backends.base import Control
-from pbdcloth.cloth.state import ClothState
 from pbdcloth.backends.warp.backend import WarpBackend
+from pbdcloth.cloth.state import ClothState
 from pbdcloth.scenes.cloth import fold_scene
 
 # The constraint solve (the CPU path's eight-wide lane kernels carry a "_lanes" suffix).

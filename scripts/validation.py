@@ -23,11 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python3.11libs"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import convergence  # noqa: E402
 import numpy as np  # noqa: E402
 from pbdcloth import ClothSettings, ClothSolver, Plane  # noqa: E402
 from pbdcloth.cloth.mesh import grid  # noqa: E402
-
-import convergence  # noqa: E402
 
 G = 9.81
 

@@ -24,12 +24,16 @@ wp.config.log_level = 30  # no module-load lines in the test output
 from pbdcloth import Capsule, Plane, SdfCollider, Sphere
 from pbdcloth.backends.warp import colliders as device_colliders
 from pbdcloth.backends.warp.kernels import build_kernels
-from pbdcloth.colliders.base import Collider
-from pbdcloth.colliders.response import ContactBuffer, apply_restitution, project_contacts
-from pbdcloth.constraints.bend import dihedral_angle_and_gradient
 from pbdcloth.cloth.mesh import grid, vertex_normals
 from pbdcloth.cloth.model import BendFamily, DistanceFamily
-from pbdcloth.constraints.bend import bend_colors, project_bend_pbd, project_bend_xpbd
+from pbdcloth.colliders.base import Collider
+from pbdcloth.colliders.response import ContactBuffer, apply_restitution, project_contacts
+from pbdcloth.constraints.bend import (
+    bend_colors,
+    dihedral_angle_and_gradient,
+    project_bend_pbd,
+    project_bend_xpbd,
+)
 from pbdcloth.constraints.distance import (
     distance_colors,
     project_distance_pbd,

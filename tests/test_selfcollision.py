@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from pbdcloth import ClothSettings, ClothSolver, SettingsError
 from pbdcloth.backends.reference import ReferenceBackend
+from pbdcloth.cloth.mesh import ClothMesh
+from pbdcloth.cloth.model import build_model
+from pbdcloth.scenes.cloth import SCENES, fold_scene, grid, twist_scene
 from pbdcloth.selfcollision.geometry import closest_point_triangle, closest_points_segments
 from pbdcloth.selfcollision.lists import SweepGrid, list_radii
 from pbdcloth.selfcollision.stage import SelfCollision
 from pbdcloth.selfcollision.stats import NullStats
 from pbdcloth.selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
-from pbdcloth.cloth.mesh import ClothMesh
-from pbdcloth.cloth.model import build_model
-from pbdcloth.scenes.cloth import SCENES, fold_scene, grid, twist_scene
 
 # --- independent geometry ---------------------------------------------------------------------
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pytest
-
 import pbdcloth
+import pytest
 from pbdcloth import ClothSettings, ClothSolver, Plane, SettingsError, SolverInputError, Sphere
 from pbdcloth.backends.reference import ReferenceBackend
 from pbdcloth.constraints.bend import dihedral_angle

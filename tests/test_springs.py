@@ -22,7 +22,7 @@ from pbdcloth import (
     SpringSettings,
 )
 from pbdcloth.io import vrm
-from pbdcloth.springs import SpringControl, SpringModel, SpringSolver, SpringState
+from pbdcloth.springs import SpringControl, SpringModel, SpringSolver
 
 SCHEMA_DIR = Path(__file__).parent / "data" / "vrm" / "VRMC_springBone-1.0-schema"
 DT = 1.0 / 30.0

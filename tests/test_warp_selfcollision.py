@@ -16,15 +16,15 @@ wp = pytest.importorskip("warp")
 
 from pbdcloth import ClothSettings
 from pbdcloth.backends.base import Control
-from pbdcloth.cloth.state import ClothState
 from pbdcloth.backends.warp.backend import WarpBackend
 from pbdcloth.backends.warp.kernels import build_kernels
 from pbdcloth.backends.warp.selfcollision import WarpSelfCollision
-from pbdcloth.selfcollision.stage import SelfCollision
-from pbdcloth.selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from pbdcloth.cloth.mesh import ClothMesh
 from pbdcloth.cloth.model import build_model
+from pbdcloth.cloth.state import ClothState
 from pbdcloth.scenes.cloth import fold_scene
+from pbdcloth.selfcollision.stage import SelfCollision
+from pbdcloth.selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from pbdcloth.solver import ClothSolver
 from test_selfcollision import (
     _crumpled,

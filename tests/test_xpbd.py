@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-
 from pbdcloth import Capsule, ClothSettings, ClothSolver, SettingsError, SolverInputError
 from pbdcloth.cloth.model import BendFamily, DistanceFamily
 from pbdcloth.scenes.cloth import cloak_scene, grid

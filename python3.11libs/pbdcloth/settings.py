@@ -13,7 +13,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, Iterable, Iterator, Literal, Sequence, TypeVar
+from typing import Any, ClassVar, Iterable, Iterator, Sequence, TypeVar
 
 Vec3 = tuple[float, float, float]
 

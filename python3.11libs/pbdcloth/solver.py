@@ -23,8 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .arrays import F
-from .arrays import MAX_COORDINATE, real_array
+from .arrays import MAX_COORDINATE, F, real_array
 from .backends.base import Backend, Control, FrameStats, SimulationDiverged, SolverInputError
 from .backends.numpy_backend import NumpyBackend
 from .cloth.mesh import ClothMesh

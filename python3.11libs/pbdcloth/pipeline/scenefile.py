@@ -43,13 +43,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..arrays import MAX_COORDINATE
 from ..cloth.mesh import ClothMesh, MeshError
 from ..colliders import Capsule, Collider, Plane, Sphere
 from ..io.cache import CACHE_FORMATS, CacheFormat
 from ..presets import preset
 from ..scenes.cloth import Scene
 from ..settings import CLOTH_SETTINGS, Choice, ClothSettings, SettingsError, setting
-from ..arrays import MAX_COORDINATE
 from ..solver import MAX_DT, MIN_DT, ClothSolver
 from .postprocess import TAUBIN_LAMBDA, TAUBIN_MU, PostprocessOptions
 
@@ -96,16 +96,23 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-class SceneFileError(ValueError):
-    """A scene file has problems; ``problems`` lists all of them."""
+class ProblemsError(ValueError):
+    """Every problem of one input at once: ``problems`` lists them, ``source`` names the input,
+    and the message has a heading line and one indented line per problem."""
+
+    what = "in"
 
     def __init__(self, source: str, problems: Sequence[Problem]) -> None:
         self.source = source
         self.problems = list(problems)
         count = len(self.problems)
-        lines = [f"{count} problem{'s' if count != 1 else ''} in {source}:"]
+        lines = [f"{count} problem{'s' if count != 1 else ''} {self.what} {source}:"]
         lines += [f"  {p}" for p in self.problems]
         super().__init__("\n".join(lines))
+
+
+class SceneFileError(ProblemsError):
+    """A scene file has problems; ``problems`` lists all of them."""
 
 
 # ------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arrays import B, F, I, I64
+from ..arrays import I64, B, F, I
 from ..cloth.model import ClothModel
 from .geometry import (
     closest_point_triangle,

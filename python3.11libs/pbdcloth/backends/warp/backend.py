@@ -41,10 +41,10 @@ from ._quiet import init_quietly
 
 init_quietly(wp)
 
-from ...colliders.base import Collider
-from ...colliders.sdf import SdfCollider
 from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
+from ...colliders.base import Collider
+from ...colliders.sdf import SdfCollider
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness

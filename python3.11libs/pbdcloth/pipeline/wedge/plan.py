@@ -40,7 +40,14 @@ from ...settings import (
     SettingsError,
     setting,
 )
-from ..scenefile import Problem, SceneFileError, SceneSpec, load_scene, read_scene_file
+from ..scenefile import (
+    Problem,
+    ProblemsError,
+    SceneFileError,
+    SceneSpec,
+    load_scene,
+    read_scene_file,
+)
 
 MAX_MEMBERS = 1000
 """More members than this need ``yes=True`` (``--yes``)."""
@@ -49,16 +56,10 @@ _TRUE = ("true", "on", "yes", "1")
 _FALSE = ("false", "off", "no", "0")
 
 
-class WedgeError(ValueError):
+class WedgeError(ProblemsError):
     """A wedge cannot start; ``problems`` lists every reason at once."""
 
-    def __init__(self, source: str, problems: Sequence[Problem]) -> None:
-        self.source = source
-        self.problems = list(problems)
-        count = len(self.problems)
-        lines = [f"{count} problem{'s' if count != 1 else ''} in the wedge of {source}:"]
-        lines += [f"  {p}" for p in self.problems]
-        super().__init__("\n".join(lines))
+    what = "in the wedge of"
 
 
 @dataclass(frozen=True)
