@@ -365,12 +365,19 @@ def check_shared_storage(client: Any, plan: WedgePlan) -> None:
 def _embedded(workers: int | None) -> tuple[Any, Any]:
     import logging
 
+    import dask
     from distributed import Client, LocalCluster
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     count = workers or cores or 1
-    cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
+    # The workers start with the environment a `pbdcloth simulate` process has. By default
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_, which turns off glibc's dynamic mmap threshold
+    # (every numpy temporary above 128 KiB is then mapped and unmapped again), and one-thread
+    # BLAS variables; with them a member ran 23 % slower in a worker than alone
+    # (scripts/bench_wedge.py on 2 cores: 1.61 x against 1.84 - 1.86 x without them).
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}):
+        cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
     return cluster, Client(cluster)
 
 
