@@ -361,16 +361,21 @@ class _Checker:
                 self.add(f"{where}{name}", value,
                          f"unknown key{hint} (valid: {', '.join(allowed)})")
 
+    def _absent(self, key: str, value: Any, default: Any, required: str = "is required") -> bool:
+        """True when the key is not in its table; a key without a default is then reported."""
+        if value is not _MISSING:
+            return False
+        if default is _MISSING:
+            self.add(key, _MISSING, required)
+        return True
+
     def number(self, table: dict[str, Any], name: str, where: str, default: Any = _MISSING,
                minimum: float | None = None, maximum: float | None = None,
                integer: bool = False, exclusive_min: bool = False, unit: str = "") -> Any:
         key = f"{where}{name}"
         value = table.get(name, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                self.add(key, _MISSING, "is required")
-                return None
-            return default
+        if self._absent(key, value, default):
+            return None if default is _MISSING else default
         what = "a whole number" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                 integer and not isinstance(value, int)):
@@ -393,11 +398,8 @@ class _Checker:
              default: Any = _MISSING) -> F | None:
         key = f"{where}{name}"
         value = table.get(name, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                self.add(key, _MISSING, "is required (three numbers [x, y, z])")
-                return None
-            return np.asarray(default, dtype=np.float64)
+        if self._absent(key, value, default, "is required (three numbers [x, y, z])"):
+            return None if default is _MISSING else np.asarray(default, dtype=np.float64)
         if (not isinstance(value, list) or len(value) != 3 or any(
                 isinstance(c, bool) or not isinstance(c, (int, float)) or not _finite(c)
                 or abs(c) > MAX_COORDINATE for c in value)):
@@ -410,11 +412,8 @@ class _Checker:
              choices: Sequence[str] | None = None) -> Any:
         key = f"{where}{name}"
         value = table.get(name, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                self.add(key, _MISSING, "is required")
-                return None
-            return default
+        if self._absent(key, value, default):
+            return None if default is _MISSING else default
         if not isinstance(value, str):
             self.add(key, value, "must be text")
             return None
