@@ -547,6 +547,15 @@ class Parm:
     def _value(self) -> Any:
         return self._value_at(self._node._frame)
 
+    def set(self, value: Any, language: Any = None, follow_parm_reference: bool = True) -> None:
+        """A constant value (as a script callback sets it)."""
+        if self._index is None:
+            self._node._parm_values[self._name] = value
+        else:
+            current = list(self._node._parm_values[self._name])
+            current[self._index] = value
+            self._node._parm_values[self._name] = tuple(current)
+
     def evalAsFloat(self) -> float:
         return float(self._value())
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import hda_reader as reader
 import pytest
-from pbdcloth.houdini import hda, sops
+from pbdcloth.houdini import hda, operators, sops
 from pbdcloth.houdini.operators import OPERATORS, Operator
 from pbdcloth.settings import KIND_BOOL, KIND_CHOICE, KIND_FLOAT, KIND_INT, KIND_STRING, KIND_VEC3
 
@@ -389,3 +389,33 @@ def test_readme_install_lines_work_in_a_plain_shell() -> None:
         unquoted = re.sub(r"'[^']*'", "''", line)
         assert "$HOUDINI_USER_PREF_DIR" not in unquoted, line
     assert any("$HOUDINI_USER_PREF_DIR" in line for line in lines)  # asked of hython
+
+
+def test_fabric_preset_menu_lists_the_presets_and_sets_the_material_parameters() -> None:
+    """The solver's Fabric Preset menu offers Custom and every preset; its callback calls
+    ``sops.apply_fabric_preset``, which sets the node's parameters to the preset's values (the
+    settings the node then gives equal ``apply_preset``'s), and Custom changes nothing."""
+    from houdini_scenes import sop
+    from pbdcloth.houdini import parms
+    from pbdcloth.presets import PRESETS, apply_preset
+    from pbdcloth.settings import ClothSettings
+
+    found = {p.name: p for p in reader.parms(_dialog(operators.SOLVER))}
+    info = found["fabric_preset"]
+    menu = next(b for k, b in enumerate(info.block.items)
+                if isinstance(b, reader.Block) and info.block.items[k - 1] == "menu")
+    assert menu.items[0::2] == ["custom", *PRESETS]
+    assert "fabric_preset" in operators.UI_ONLY
+    tags = {}
+    for k, item in enumerate(info.block.items[:-1]):
+        nxt = info.block.items[k + 1]
+        if item == "parmtag" and isinstance(nxt, reader.Block):
+            tags[nxt.items[0]] = nxt.items[1]
+    assert str(tags["script_callback"]).endswith(".apply_fabric_preset(kwargs['node'])")
+    node = sop(operators.SOLVER, "/obj/cloth/solver", fabric_preset="denim")
+    before = parms.cloth_settings(node)
+    sops.apply_fabric_preset(node)
+    assert parms.cloth_settings(node) == apply_preset(ClothSettings(), "denim") != before
+    custom = sop(operators.SOLVER, "/obj/cloth/solver2")
+    sops.apply_fabric_preset(custom)
+    assert parms.cloth_settings(custom) == ClothSettings()

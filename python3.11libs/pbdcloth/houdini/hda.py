@@ -199,6 +199,11 @@ def _parm_block(p: Parameter, indent: str) -> list[str]:
     if d.kind in (KIND_FLOAT, KIND_INT, KIND_VEC3):
         lines.append(f"{indent}    {_range(d)}")
     lines.append(f"{indent}    help    {quote(_help_line(d))}")
+    if p.callback:
+        lines += [f"{indent}    parmtag {{ {quote('script_callback')} "
+                  f"{quote(callback_script(p))} }}",
+                  f"{indent}    parmtag {{ {quote('script_callback_language')} "
+                  f"{quote('python')} }}"]
     if p.point_group_input is not None:
         action = ("import soputils\nkwargs['geometrytype'] = hou.geometryType.Points\n"
                   f"kwargs['inputindex'] = {p.point_group_input}\nsoputils.selectGroupParm(kwargs)")

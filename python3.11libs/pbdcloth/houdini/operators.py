@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..presets import PRESETS
 from ..settings import (
     CLOTH_SETTINGS,
+    GROUP_MATERIAL,
     KIND_BOOL,
+    KIND_CHOICE,
     KIND_FLOAT,
     KIND_INT,
     KIND_STRING,
@@ -115,9 +118,10 @@ class Operator:
 def _node_setting(
     name: str, kind: SettingKind, default: object, label: str, group: str, help: str, *,
     unit: str = "", minimum: float | None = None, maximum: float | None = None,
+    choices: tuple[tuple[str, str], ...] = (),
 ) -> Setting:
     return Setting(name=name, kind=kind, default=default, minimum=minimum, maximum=maximum,
-                   unit=unit, label=label, group=group, help=help)
+                   unit=unit, label=label, group=group, help=help, choices=choices)
 
 
 GROUP_SIMULATION = "Simulation"
@@ -152,6 +156,15 @@ COLLIDER_BAND_VOXELS = Parameter(_node_setting(
     "than this from the surface sees no collider.", minimum=1, maximum=64,
 ))
 
+CUSTOM_FABRIC = "custom"
+FABRIC_PRESET = Parameter(_node_setting(
+    "fabric_preset", KIND_CHOICE, CUSTOM_FABRIC, "Fabric Preset", GROUP_MATERIAL,
+    "Choosing a fabric sets Model to XPBD and Density, the three compliances and Friction to "
+    "that fabric's values in SI units (pbdcloth.presets, from KES-F measurements); edit them "
+    "afterwards as you like. Custom leaves the values as they are.",
+    choices=((CUSTOM_FABRIC, "Custom"),) + tuple((p.name, p.label) for p in PRESETS.values()),
+), callback="apply_fabric_preset")
+
 GROUP_CACHE = "Cache"
 
 CACHE_SIMULATION = Parameter(_node_setting(
@@ -181,8 +194,9 @@ SAVE_TO_DISK = Parameter(_node_setting(
 CACHE_PARAMETERS = (CACHE_SIMULATION, CACHE_MEMORY, RESET_SIMULATION, CACHE_PATH, SAVE_TO_DISK)
 """The simulation cache of a simulating node (not part of what the simulation is)."""
 
-UI_ONLY = frozenset(p.name for p in (RESET_SIMULATION, CACHE_PATH, SAVE_TO_DISK))
-"""Parameters a cook never reads (buttons and the path they write to)."""
+UI_ONLY = frozenset(p.name for p in (RESET_SIMULATION, CACHE_PATH, SAVE_TO_DISK,
+                                      FABRIC_PRESET))
+"""Parameters a cook never reads (buttons, the path they write to, the preset menu)."""
 
 CACHING_HELP = (
     "Caching",
@@ -269,6 +283,13 @@ PREPROCESS = Operator(
     icon_svg=PREPROCESS_ICON,
 )
 
+def _with_preset_menu(parameters: tuple[Parameter, ...]) -> tuple[Parameter, ...]:
+    """``parameters`` with the fabric preset menu first in the Material folder."""
+    at = next((k for k, p in enumerate(parameters) if p.decl.group == GROUP_MATERIAL),
+              len(parameters))
+    return parameters[:at] + (FABRIC_PRESET,) + parameters[at:]
+
+
 def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
     """The PBD Cloth Solver with a parameter for each of ``settings`` (the declaration of
     :mod:`pbdcloth.settings`), the node-only parameters and the cache's."""
@@ -279,7 +300,7 @@ def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
         inputs=("Preprocessed Cloth", "Collider (VDB SDF or Polygons)", "Pin Targets"),
         min_inputs=1,
         output="Simulated Cloth",
-        parameters=(START_FRAME, CURRENT_FRAME_PARM) + _cloth_parameters(settings)
+        parameters=(START_FRAME, CURRENT_FRAME_PARM) + _with_preset_menu(_cloth_parameters(settings))
         + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
         help=(
             "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
@@ -347,9 +368,9 @@ OPERATORS: tuple[Operator, ...] = (PREPROCESS, SOLVER, SPRING_CHAINS)
 
 
 def simulation_parameters(op: Operator) -> list[Setting]:
-    """The parameters whose definitions make up a simulation (not the current frame, the cache
-    and its buttons)."""
-    skip = {CURRENT_FRAME} | {p.name for p in CACHE_PARAMETERS}
+    """The parameters whose definitions make up a simulation (not the current frame, the preset
+    menu (the values it sets are), the cache and its buttons)."""
+    skip = {CURRENT_FRAME, FABRIC_PRESET.name} | {p.name for p in CACHE_PARAMETERS}
     return [p.decl for p in op.parameters if p.name not in skip]
 
 

@@ -47,12 +47,15 @@ from ..cloth.mesh import ClothMesh
 from ..cloth.model import build_model
 from ..cloth.topology import build_topology
 from ..pipeline.run import Run
+from ..presets import preset
 from ..settings import CLOTH_SETTINGS, SPRING_SETTINGS, Setting
 from ..solver import ClothSolver
 from . import geometry as hgeo
 from . import operators as ops
 from . import parms
 from .cache import MEGABYTE, FrameCache, FrameEntry
+from .operators import CUSTOM_FABRIC, FABRIC_PRESET
+from .parms import ParameterError
 
 if TYPE_CHECKING:
     import hou
@@ -354,6 +357,22 @@ def reset_simulation(node: "hou.SopNode") -> None:
     simulates again from its start frame at its next cook."""
     node.destroyCachedUserData(STATE_KEY, must_exist=False)
     node.cook(force=True)
+
+
+def apply_fabric_preset(node: "hou.SopNode") -> None:
+    """The ``Fabric Preset`` menu: set the node's material parameters (model, density, the
+    compliances, friction) to the chosen fabric's values (:mod:`pbdcloth.presets`); ``Custom``
+    changes nothing."""
+    parm = node.parm(FABRIC_PRESET.name)
+    name = parm.evalAsString() if parm is not None else CUSTOM_FABRIC
+    if name == CUSTOM_FABRIC:
+        return
+    for setting, value in preset(name).settings().items():
+        target = node.parm(setting)
+        if target is None:
+            raise ParameterError(f"node {node.path()} has no parameter {setting!r} for the "
+                                 f"fabric preset {name!r}")
+        target.set(value)
 
 
 def cached_frames(node: "hou.SopNode") -> list[int]:
