@@ -118,9 +118,6 @@ class _DeviceModel:
             bend_lam (B,) [N m s^2]; bend_colors.
         tether_particle, tether_anchor (K,) int32; tether_rest [m]; tether_taut (K,) int32.
         pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
-        stitches: :class:`_DeviceDistance` of the stitch family (its PBD records).
-        soft_particle (S,) int32; soft_start, soft_end (S,) vec3: the soft pins' targets [m];
-            soft_stiffness (S,): their per-iteration pull k' (set when a frame is recorded).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
