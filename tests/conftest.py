@@ -28,6 +28,7 @@ TIERS = {
     "solver": "physics",
     "xpbd": "physics",
     "fabric": "physics",
+    "hierarchy": "physics",
     "validation": "physics",
     "sdf": "physics",
     "selfcollision": "physics",

@@ -37,6 +37,7 @@ from pbdcloth.constraints.bend import (
 from pbdcloth.constraints.distance import (
     distance_colors,
     project_distance_pbd,
+    project_distance_unilateral,
     project_distance_xpbd,
 )
 from pbdcloth.constraints.tether import project_tethers
@@ -170,6 +171,56 @@ def test_distance_xpbd_mirrors_project_distance_xpbd(precision: str, dtype: Any,
     assert np.abs(p.numpy() - expected.T).max() < bound
     # multipliers: of the order of the constraint error (0.1 m) over the weights (~1/kg)
     assert np.abs(lam.numpy() - lam_expected).max() < bound
+
+
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_distance_unilateral_mirrors_project_distance_unilateral(precision: str, dtype: Any,
+                                                                 bound: float) -> None:
+    """Stretched constraints pulled back fully, compressed ones left alone (rest lengths are
+    0.8 .. 1.2 of the current lengths, so both kinds are there)."""
+    k = build_kernels(precision)
+    family, p0, _ = _distance_family(5, dtype)
+    slack = float(dtype(1.05))
+    expected = _component_major(p0)
+    project_distance_unilateral(expected, distance_colors(family, N), slack)
+    p = _vec3(p0, dtype)
+    records = _distance_records(family, k.DistancePbd, ("wi_frac", "wj_frac"))
+    for color in family.color_slices():
+        wp.launch(k.distance_unilateral, color.stop - color.start,
+                  [p, records, color.start, k.scalar(slack)], device=CPU)
+    moved = np.abs(expected.T - p0).max(axis=1) > 0.0
+    assert 0 < moved.sum() < N  # some particles moved, some did not
+    assert np.abs(p.numpy() - expected.T).max() < bound
+
+
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
+                                                    bound: float) -> None:
+    """The whole hierarchical pass of a 12 x 12 sheet pinned at two corners, pulled long:
+    distance_unilateral per color and level, then hand_down, against project_hierarchy."""
+    from pbdcloth import ClothSolver
+    from pbdcloth.backends.warp.backend import WarpBackend
+    from pbdcloth.cloth.mesh import grid
+    from pbdcloth.constraints.hierarchy import DEADBAND, hierarchy_batches, project_hierarchy
+
+    pos, tris = grid(12, 12, 1.0, 1.0, plane="xy")
+    solver = ClothSolver(pos, tris, pinned=[0, 11])
+    assert solver.model.hierarchy.depth >= 2
+    rng = np.random.default_rng(8)
+    p0 = _rounded(pos * [1.0, 1.3, 1.0] + rng.normal(scale=0.01, size=pos.shape), dtype)
+    expected = _component_major(p0)
+    project_hierarchy(expected, hierarchy_batches(solver.model.hierarchy, len(pos)), 1.0)
+    backend = WarpBackend(solver.model, device="cpu", precision=precision)
+    p, start = _vec3(p0, dtype), _vec3(p0, dtype)
+    slack = backend.k.scalar(1.0 + DEADBAND)
+    for lv in backend.m.levels:
+        for off, cnt in lv.colors.spans:
+            wp.launch(backend.k.distance_unilateral, cnt, [p, lv.cons, off, slack], device=CPU)
+        wp.launch(backend.k.hand_down, lv.fine.shape[0],
+                  [p, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1],
+                  device=CPU)
+    assert np.abs(expected.T - p0).max() > 0.05  # the pass pulled the sheet back up
+    assert np.abs(p.numpy() - expected.T).max() < bound
 
 
 # --- bending --------------------------------------------------------------------------------------
@@ -542,7 +593,8 @@ def test_every_mirrors_name_is_an_existing_numpy_function() -> None:
 
 #: Every projection of the substep, by (module, function): each must name its numpy mirror.
 PROJECTIONS = {
-    "kernels.py": ["distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers",
+    "kernels.py": ["distance_pbd", "distance_xpbd", "distance_unilateral", "hand_down",
+                   "bend_pbd", "bend_xpbd", "tethers",
                    "collide_shapes", "collide_sdf", "hinge_angle", "wrap_angle", "vertex_normal",
                    "restitution_velocity"],
     "lanes.py": ["distance_pbd_lanes", "distance_xpbd_lanes", "bend_pbd_lanes",

@@ -86,9 +86,10 @@ def test_constraints_conserve_linear_momentum(crumpled_grid, backend: BackendCas
 
 
 def _hanging_strain(**kw: object) -> float:
-    """Max edge strain of a sheet hanging from its top corners, settled by damping."""
+    """Max edge strain of a sheet hanging from its top corners, settled by damping (the plain
+    solve: the hierarchical pass would hold it nearly inextensible whatever the stiffness)."""
     pos, tris = grid(15, 15, 1.0, 1.0, plane="xy")
-    s = contract_settings(damping=4.0, **kw)
+    s = contract_settings(damping=4.0, hierarchy=False, **kw)
     solver = ClothSolver(pos, tris, pinned=[0, 14], settings=s)
     for _ in range(48):
         solver.step(1 / 24)

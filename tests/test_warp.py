@@ -84,7 +84,7 @@ def max_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 # --- 48 frames: hanging cloth and sphere drape -------------------------------------------------
 
-#: Hanging 20 x 20 sheet (1 m, default settings), 48 frames: measured 3.6e-6 m at the end (peak
+#: Hanging 20 x 20 sheet (1 m, default settings but the hierarchical pass), 48 frames: measured 3.6e-6 m at the end (peak
 #: 5e-6). The sheet stays exactly in its plane on both backends (its out-of-plane coordinate is
 #: exactly 0 in any arithmetic), so the in-plane problem is well conditioned: rounding of ~1e-7 m
 #: per operation adds up over 480 substeps to a few micrometres. Bound: 2e-5 of the sheet's size.
@@ -106,7 +106,7 @@ FLOAT64_BOUND = 1e-9
 
 def _drape() -> Scene:
     settings = ClothSettings(substeps=10, iterations=2, bend_stiffness=0.05, thickness=0.01,
-                             friction=1.0, damping=2.0)
+                             friction=1.0, damping=2.0, hierarchy=False)
     return drape_scene(resolution=16, settings=settings)
 
 
@@ -119,8 +119,12 @@ def _numpy_run(name: str, make: Callable[[], Scene], frames: int) -> Run:
     return _REFERENCE[name]
 
 
+def _hanging() -> Scene:
+    return hanging_scene(settings=ClothSettings(hierarchy=False))
+
+
 @pytest.mark.parametrize(("name", "make", "bound"), [
-    ("hanging", hanging_scene, HANGING_BOUND),
+    ("hanging", _hanging, HANGING_BOUND),
     ("drape", _drape, DRAPE_BOUND),
 ])
 def test_warp_float32_agrees_with_numpy_after_48_frames(
@@ -136,7 +140,8 @@ def test_warp_float32_agrees_with_numpy_after_48_frames(
     assert max_diff(run.solver.velocities, reference.solver.velocities) < 5e-3
 
 
-@pytest.mark.parametrize(("name", "make"), [("hanging", hanging_scene), ("drape", _drape)])
+@pytest.mark.parametrize(("name", "make"), [("hanging", _hanging), ("drape", _drape),
+                                            ("hanging-hierarchy", hanging_scene)])
 def test_warp_float64_kernels_compute_the_numpy_formulas(
     name: str, make: Callable[[], Scene]
 ) -> None:
@@ -148,7 +153,7 @@ def test_warp_float64_kernels_compute_the_numpy_formulas(
 def test_drape_float32_bound_is_tight_enough_to_fail() -> None:
     """Negative control: without friction and damping the drape carries rounding past the bound."""
     settings = ClothSettings(substeps=10, iterations=2, bend_stiffness=0.05, friction=0.0,
-                             damping=0.0)
+                             damping=0.0, hierarchy=False)
     make = lambda: drape_scene(resolution=16, settings=settings)
     a = simulate(make(), 24)
     b = simulate(make(), 24, "warp")
@@ -192,7 +197,8 @@ def _sheet(settings: ClothSettings, animate: str = "") -> Scene:
                  animate=move if animate else None)
 
 
-BASE = {"substeps": 8, "iterations": 1, "friction": 0.3, "bend_stiffness": 0.1}
+BASE = {"substeps": 8, "iterations": 1, "friction": 0.3, "bend_stiffness": 0.1,
+        "hierarchy": False}
 
 #: (id, settings of the case, settings of its control, what moves in the case)
 CASES: list[tuple[str, dict[str, object], dict[str, object], str]] = [
@@ -218,6 +224,8 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], str]] = [
     ("moving-capsule", {}, {}, "capsule"),
     ("moving-plane", {}, {}, "plane"),
     ("animated-pins", {}, {}, "pins"),
+    ("hierarchy", {"hierarchy": True}, {}, ""),
+    ("hierarchy-slack", {"hierarchy": True, "hierarchy_slack": 1.05}, {"hierarchy": True}, ""),
 ]
 
 
@@ -290,7 +298,8 @@ PADDLE_HALF = np.array([0.15, 0.15, 0.1])
 def _sdf_drape() -> Scene:
     """A free sheet onto a plane, an SDF sphere and an analytic sphere, in that order."""
     pos, tris = grid(16, 16, 0.8, 0.8, origin=(-0.4, 0.35, -0.4))
-    settings = ClothSettings(substeps=10, iterations=1, friction=1.0, damping=2.0)
+    settings = ClothSettings(substeps=10, iterations=1, friction=1.0, damping=2.0,
+                             hierarchy=False)
     colliders: list[Collider] = [Plane((0, -0.3, 0), (0, 1, 0)),
                                  _sphere_sdf((0.02, 0.0, 0.01), 0.3, 0.01, 0.03),
                                  Sphere((0.3, 0.2, 0.3), 0.1)]

@@ -7,7 +7,9 @@ particles of a color gives three contiguous rows and the constraint math
 The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1):
 
 1. predict: v = exp(-damping h) v + h (g + wind load) on free particles; p = x + h v;
-   pinned particles move to their targets, interpolated linearly through the frame.
+   pinned particles move to their targets, interpolated linearly through the frame; then the
+   hierarchical pass (:mod:`pbdcloth.constraints.hierarchy`) when on (with self-collision on:
+   the velocity clamp before, the broad phase after, and no hierarchical pass).
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
    then tethers, then colliders (last, so particles end each iteration outside obstacles), then
    self-collision when on (selfcollision/stage.py, which also clamps the predicted velocity).
@@ -35,6 +37,7 @@ from ..constraints.distance import (
     project_distance_pbd,
     project_distance_xpbd,
 )
+from ..constraints.hierarchy import hierarchy_batches, project_hierarchy
 from ..constraints.tether import project_tethers
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -86,6 +89,7 @@ class NumpyBackend:
         self._stretch = distance_colors(model.stretch, n)
         self._shear = distance_colors(model.shear, n)
         self._bend = bend_colors(model.bend, n)
+        self._levels = hierarchy_batches(model.hierarchy, n)
         self._distance_work = DistanceWorkspace(CHUNK)
         self._bend_work = BendWorkspace(CHUNK)
         self._free = model.inv_mass > 0.0
@@ -147,6 +151,8 @@ class NumpyBackend:
             P[:, pins] = (start + a1 * (end - start)).T if a1 < 1.0 else end.T
         if selfcol is not None:
             selfcol.begin_substep(P, settings.self_thickness, settings.self_clamp)
+        if settings.hierarchy and selfcol is None:
+            project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
         self.contacts.clear()
         if consts.xpbd:
             for lam in self._lam:

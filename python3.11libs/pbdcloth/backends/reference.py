@@ -7,7 +7,7 @@ vectorized solve; the tests check that to 1e-12. It is far too slow for real use
 
 The formulas are written out here independently of :mod:`pbdcloth.constraints`, from the papers
 (Müller 2006 eq. 10-11 for distances; the dihedral angle and its gradient after Bridson 2003;
-Macklin 2016 eq. 18 for XPBD).
+Macklin 2016 eq. 18 for XPBD; Müller 2008 for the hierarchical pass).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
 from ..colliders.base import Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
+from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
 
@@ -72,6 +73,28 @@ class ReferenceBackend:
         state_out.positions, state_out.velocities = x, v
         return stats
 
+    def _hierarchy(self, P: F, slack: float) -> None:
+        """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
+        level's masses, then its corrections interpolated to the finer level's other
+        particles, x_f = X_f + sum_k w_fk (x_pk - X_pk)."""
+        start = P.copy()
+        for level in reversed(self.model.hierarchy.levels):
+            for c in range(level.count):
+                i, j = int(level.i[c]), int(level.j[c])
+                d = P[i] - P[j]
+                length = math.sqrt(float(d @ d))
+                over = max(length - slack * float(level.rest[c]), 0.0)
+                if over == 0.0 or length < 1e-12:
+                    continue
+                step = d * (over / length)
+                P[i] = P[i] - level.wi_frac[c] * step
+                P[j] = P[j] + level.wj_frac[c] * step
+            for row, f in enumerate(level.fine):
+                moved = start[f].copy()
+                for parent, weight in zip(level.parents[row], level.weights[row]):
+                    moved += weight * (P[parent] - start[parent])
+                P[f] = moved
+
     def _frame(
         self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
         colliders: Sequence[Collider],
@@ -99,6 +122,8 @@ class ReferenceBackend:
             P = X + h * V
             if model.pinned.size:
                 P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end
+            if settings.hierarchy:
+                self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
             V_pred = V.copy()
             self.contacts.clear()
             lams = {"stretch": np.zeros(model.stretch.count), "shear": np.zeros(model.shear.count),

@@ -150,3 +150,27 @@ def _greedy_parallel(cons: IndexArray, particle_count: int) -> IndexArray:
                 used[int(word)][win_cons[sel, col]] |= bit_of[sel]
         remaining = remaining[~winner]
     return colors
+
+
+def color_constraints_pinned_last(particles: NDArray[np.integer], inv_mass: NDArray[np.floating],
+                                  particle_count: int) -> Coloring:
+    """:func:`color_constraints`, with the constraints that touch a pinned particle
+    (``inv_mass`` 0) in colors of their own after all the others.
+
+    Gauss-Seidel then ends each pass on the constraints that hold the cloth to its pins: a pin
+    constraint moves only its free end, fully, so the edges at the pins, which carry the weight
+    of everything below them, leave each pass at their rest length instead of being pulled
+    long again by the constraints after them.
+    """
+    cons = np.asarray(particles, dtype=np.int64)
+    at_pin = (np.asarray(inv_mass)[cons] == 0.0).any(axis=1) if cons.size else \
+        np.zeros(len(cons), dtype=bool)
+    free_idx, pin_idx = np.flatnonzero(~at_pin), np.flatnonzero(at_pin)
+    first = color_constraints(cons[free_idx], particle_count)
+    last = color_constraints(cons[pin_idx], particle_count)
+    order = np.concatenate([free_idx[first.order], pin_idx[last.order]])
+    offsets = np.concatenate([first.offsets, last.offsets[1:] + first.offsets[-1]])
+    colors = np.empty(len(cons), dtype=np.int64)
+    colors[free_idx] = first.colors
+    colors[pin_idx] = last.colors + (len(first.offsets) - 1)
+    return Coloring(order=order, offsets=offsets, colors=colors)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .coloring import Coloring, color_constraints
+from .hierarchy import EMPTY_HIERARCHY, Hierarchy, build_hierarchy
 from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
 from .topology import Topology, build_topology
 
@@ -119,6 +120,7 @@ class ClothModel:
         stretch, shear: distance constraint families.
         bend: dihedral bend family.
         tethers: long range attachments to the pins (empty without pins).
+        hierarchy: coarse levels for the hierarchical projection (:mod:`.hierarchy`).
     """
 
     mesh: ClothMesh
@@ -130,6 +132,7 @@ class ClothModel:
     shear: DistanceFamily
     bend: BendFamily
     tethers: Tethers
+    hierarchy: Hierarchy = EMPTY_HIERARCHY
 
     @property
     def particle_count(self) -> int:
@@ -283,5 +286,6 @@ def build_model(mesh: ClothMesh, pinned: object, density: float) -> ClothModel:
     return ClothModel(
         mesh=mesh, topology=topology, mass=mass, inv_mass=inv_mass, pinned=pins,
         stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
+        hierarchy=build_hierarchy(mesh.positions, topology.edges, mass, inv_mass),
     )
 

@@ -148,6 +148,29 @@ def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffnes
         R[c.gather] = x.reshape(-1)
 
 
+def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], slack: float,
+                                work: DistanceWorkspace | None = None) -> None:
+    """Project only the stretched constraints of ``colors`` in order, fully, in place:
+    C = max(|x_i - x_j| - s d0, 0), x_i -= frac_i C n (s = ``slack`` >= 1; a constraint shorter
+    than s d0 is left alone). Used by the coarse levels of :mod:`.hierarchy`."""
+    R = flat_positions(positions)
+    ws = work if work is not None else DistanceWorkspace.for_colors(colors)
+    for c in colors:
+        m = c.count
+        buf, corr, d, length, safe = ws.views(m)
+        x = R.take(c.gather, mode="clip", out=buf).reshape(2, 3, m)
+        np.subtract(x[0], x[1], out=d)
+        np.einsum("ij,ij->j", d, d, out=length)
+        np.sqrt(length, out=length)
+        np.maximum(length, MIN_LENGTH, out=safe)
+        np.subtract(length, slack * c.rest, out=length)
+        np.maximum(length, 0.0, out=length)              # C+
+        np.divide(length, safe, out=length)
+        np.multiply(d, length, out=d)                    # C+ n
+        x -= np.multiply(c.frac, d, out=corr)
+        R[c.gather] = x.reshape(-1)
+
+
 def distance_inverse_denominators(colors: Sequence[DistanceColor], alpha_tilde: float,
                                   gamma: float) -> list[F]:
     """1 / ((1 + gamma)(w_i + w_j) + alpha~) per batch, 0 where the denominator is 0."""

@@ -41,10 +41,12 @@ from ._quiet import init_quietly
 
 init_quietly(wp)
 
+from ...cloth.hierarchy import HierarchyLevel
 from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
 from ...colliders.base import Collider
 from ...colliders.sdf import SdfCollider
+from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
@@ -107,6 +109,20 @@ class _DeviceDistance(NamedTuple):
     colors: _Colors
 
 
+class _DeviceLevel(NamedTuple):
+    """A coarse level of the hierarchy on the device: ``cons`` (M,) ``DistancePbd`` records in
+    colored order, ``colors``, and the hand-down to the finer level: ``fine`` (F,) int32, its
+    two parents and their weights (F,) each."""
+
+    cons: Any
+    colors: _Colors
+    fine: Any
+    parent0: Any
+    parent1: Any
+    weight0: Any
+    weight1: Any
+
+
 class _DeviceModel:
     """The model's arrays on the device, in the kernels' scalar type (prepared once).
 
@@ -118,6 +134,7 @@ class _DeviceModel:
             bend_lam (B,) [N m s^2]; bend_colors.
         tether_particle, tether_anchor (K,) int32; tether_rest [m]; tether_taut (K,) int32.
         pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
+        levels: the hierarchy's coarse levels, coarsest first (:class:`_DeviceLevel`).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
@@ -157,9 +174,16 @@ class _DeviceModel:
         self.pins = i32(model.pinned)
         self.pin_start = wp.zeros(model.pinned.size, dtype=v3, device=device)
         self.pin_end = wp.zeros(model.pinned.size, dtype=v3, device=device)
+        self.levels = [_DeviceLevel(
+            cons=self._family(level, k, device).pbd, colors=_Colors(level.offsets),
+            fine=i32(level.fine), parent0=i32(level.parents[:, 0]),
+            parent1=i32(level.parents[:, 1]),
+            weight0=arr(level.weights[:, 0].astype(np_scalar), s),
+            weight1=arr(level.weights[:, 1].astype(np_scalar), s))
+            for level in reversed(model.hierarchy.levels)]
 
     @staticmethod
-    def _family(fam: DistanceFamily, k: Any, device: Any) -> _DeviceDistance:
+    def _family(fam: DistanceFamily | HierarchyLevel, k: Any, device: Any) -> _DeviceDistance:
         """The family's constraint records for the PBD and the XPBD kernels."""
         pbd = np.zeros(fam.count, dtype=k.DistancePbd.numpy_dtype())
         xpbd = np.zeros(fam.count, dtype=k.DistanceXpbd.numpy_dtype())
@@ -260,6 +284,7 @@ class WarpBackend:
         self._v = wp.zeros(n, dtype=k.vec3, device=dev)
         self._p = wp.zeros(n, dtype=k.vec3, device=dev)
         self._v_pred = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._hierarchy_start = wp.zeros(n, dtype=k.vec3, device=dev)
         self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
@@ -398,9 +423,9 @@ class WarpBackend:
 
     # --- the substep ----------------------------------------------------------------------------
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
-        """Issue every launch of one frame, in the numpy backend's order: per substep predict;
-        ``iterations`` times project stretch, shear, bend, tethers, colliders, self-collision;
-        update."""
+        """Issue every launch of one frame, in the numpy backend's order: per substep predict
+        (with the hierarchical pass); ``iterations`` times project stretch, shear, bend,
+        tethers, colliders, self-collision; update."""
         c = self._substep(settings, dt)
         for step in range(settings.substeps):
             self._predict(launch, c, step)
@@ -459,9 +484,26 @@ class WarpBackend:
         if c.settings.self_collision:
             self._selfcol.issue_predict(launch, c.settings, c.seconds, x, v, self._v_pred, p,
                                         m.inv_mass)
+        self._project_hierarchy(launch, c)
         if c.xpbd and self.lanes is None:
             for lam in (m.stretch.lam, m.shear.lam, m.bend_lam):
                 launch(k.zero_scalars, lam.shape[0], [lam])
+
+    def _project_hierarchy(self, launch: _Recorder, c: _Substep) -> None:
+        """The hierarchical pass, coarsest level first: each level's unilateral distances by
+        color, then its hand-down to the finer level (mirrors
+        :func:`pbdcloth.constraints.hierarchy.project_hierarchy`)."""
+        levels = self.m.levels
+        if not (c.settings.hierarchy and levels) or c.settings.self_collision:
+            return
+        k, p, start = self.k, self._p, self._hierarchy_start
+        launch(k.copy_positions, self.model.particle_count, [p, start])
+        slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
+        for lv in levels:
+            for off, cnt in lv.colors.spans:
+                launch(k.distance_unilateral, cnt, [p, lv.cons, off, slack])
+            launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
+                                                    lv.weight0, lv.weight1])
 
     def _project_distance(self, launch: _Recorder, c: _Substep, family: str,
                           fresh: int) -> None:

@@ -97,6 +97,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         **vars(_distance_kernels(t, records)),
         **vars(_bend_kernels(t, records, angle)),
         **vars(_tether_kernels(t)),
+        **vars(_hierarchy_kernels(t, records)),
         **vars(_sdf_kernels(t, records, contact)),
         **vars(_shape_kernels(t, contact)),
     )
@@ -549,6 +550,66 @@ def _tether_kernels(t: KernelTypes) -> SimpleNamespace:
             taut[t] = 0
 
     return SimpleNamespace(tethers=tethers)
+
+
+def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespace:
+    """``distance_unilateral`` (one color of a coarse level), ``copy_positions`` and
+    ``hand_down`` (a level's corrections to the finer level's other particles)."""
+    scalar, vec3, _, _, module = t
+    zero = scalar(0.0)
+    min_length = scalar(MIN_LENGTH)
+    DistancePbd = records.DistancePbd
+
+    @wp.kernel(module=module)
+    def distance_unilateral(
+        p: wp.array(dtype=vec3),
+        cons: wp.array(dtype=DistancePbd),
+        offset: int,
+        slack: scalar,
+    ):
+        """C = max(|d| - s d0, 0), x_i -= w_i/(w_i+w_j) C d/|d|, x_j += w_j/(w_i+w_j) C d/|d|.
+
+        Mirrors pbdcloth.constraints.distance.project_distance_unilateral.
+        """
+        con = cons[offset + wp.tid()]
+        xi = p[con.i]
+        xj = p[con.j]
+        d = xi - xj
+        length = wp.length(d)
+        c = wp.max(length - slack * con.rest, zero)
+        d = d * (c / wp.max(length, min_length))
+        p[con.i] = xi - d * con.wi_frac
+        p[con.j] = xj + d * con.wj_frac
+
+    @wp.kernel(module=module)
+    def copy_positions(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
+        """dst = src (the positions at the start of a hierarchical pass)."""
+        i = wp.tid()
+        dst[i] = src[i]
+
+    @wp.kernel(module=module)
+    def hand_down(
+        p: wp.array(dtype=vec3),
+        start: wp.array(dtype=vec3),
+        fine: wp.array(dtype=wp.int32),
+        parent0: wp.array(dtype=wp.int32),
+        parent1: wp.array(dtype=wp.int32),
+        weight0: wp.array(dtype=scalar),
+        weight1: wp.array(dtype=scalar),
+    ):
+        """x_f = X_f + w_0 (x_p0 - X_p0) + w_1 (x_p1 - X_p1).
+
+        Mirrors pbdcloth.constraints.hierarchy.project_hierarchy (its hand-down).
+        """
+        k = wp.tid()
+        f = fine[k]
+        a = parent0[k]
+        b = parent1[k]
+        moved = start[f] + (p[a] - start[a]) * weight0[k]
+        p[f] = moved + (p[b] - start[b]) * weight1[k]
+
+    return SimpleNamespace(distance_unilateral=distance_unilateral,
+                           copy_positions=copy_positions, hand_down=hand_down)
 
 
 # --- contacts -------------------------------------------------------------------------------------

@@ -1,0 +1,239 @@
+"""The particle hierarchy of hierarchical position based dynamics: Müller 2008, "Hierarchical
+Position Based Dynamics" (VRIPHYS), section 4.
+
+Gauss-Seidel passes carry a pin's pull one edge per pass, so a finely meshed cloth stretches in
+proportion to its resolution. The hierarchy adds coarser copies of the mesh on which the same
+pull travels in a few passes; their corrections are interpolated down to the fine particles.
+
+Level 0 is the cloth's particles and mesh edges. Level l + 1 keeps a subset of level l's
+particles, the *coarse* ones:
+
+* coarse particles form a maximal independent set of level l's graph (no two neighbours are
+  coarse, every other particle has a coarse neighbour), chosen greedily: pinned particles
+  first, then by index (:func:`independent_set`);
+* each *fine* particle f (of level l, not coarse) gets up to K = 2 *parents*: its nearest coarse
+  neighbours in the rest shape, with weights w_fp proportional to 1 / |X_f - X_p|, summing to 1;
+* level l + 1's constraints join the coarse particles at graph distance <= 2 on level l (they
+  share a neighbour), with the rest-shape distance |X_i - X_j| as rest length;
+* masses are passed up: m_p += sum_f w_fp m_f (pinned particles stay pinned at every level).
+
+Levels are added until fewer than :data:`MIN_LEVEL_PARTICLES` particles remain.
+:mod:`pbdcloth.constraints.hierarchy` projects them, coarsest first.
+
+A rest distance between coarse particles is the straight line in the rest shape: exact for flat
+panels; for a curved rest shape it is the chord, shorter than the surface path, so the coarse
+constraints (which only resist stretch) also keep a curved panel from being pulled flatter than
+its rest shape at that scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arrays import F, I
+from .coloring import color_constraints_pinned_last
+
+MIN_LEVEL_PARTICLES = 16
+"""No coarser level is built once a level has fewer particles than this."""
+PARENTS = 2
+"""Parents per fine particle (K)."""
+
+
+@dataclass(frozen=True)
+class HierarchyLevel:
+    """One coarse level: its distance constraints (colored) and how its corrections reach the
+    finer level's other particles. All indices are particle indices of the cloth.
+
+    Attributes:
+        i, j: constraint end points, shape (M,), in colored order.
+        rest: rest-shape distances [m], shape (M,).
+        wi, wj: the ends' inverse masses on this level [1/kg], shape (M,).
+        wi_frac, wj_frac: w_i / (w_i + w_j) and w_j / (w_i + w_j) with this level's masses,
+            0 where both ends are pinned, shape (M,).
+        offsets: color boundaries, shape (C + 1,).
+        fine: the finer level's particles that are not on this level, shape (F,).
+        parents: each fine particle's parents on this level, shape (F, K) (a particle with one
+            parent repeats it, with weight 0).
+        weights: interpolation weights, rows summing to 1, shape (F, K).
+    """
+
+    i: I
+    j: I
+    rest: F
+    wi: F
+    wj: F
+    wi_frac: F
+    wj_frac: F
+    offsets: I
+    fine: I
+    parents: I
+    weights: F
+
+    @property
+    def count(self) -> int:
+        return int(self.i.shape[0])
+
+    def color_slices(self) -> list[slice]:
+        return [slice(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """The coarse levels, finest first (level 1 at index 0); empty for small meshes."""
+
+    levels: tuple[HierarchyLevel, ...] = ()
+
+    @property
+    def depth(self) -> int:
+        return len(self.levels)
+
+    def sizes(self) -> list[int]:
+        """Constraints per level, finest first."""
+        return [lv.count for lv in self.levels]
+
+
+EMPTY_HIERARCHY = Hierarchy()
+
+
+def independent_set(indptr: I, indices: I, pinned: np.ndarray) -> np.ndarray:
+    """A maximal independent set of the graph (CSR ``indptr``, ``indices``, symmetric, no
+    self loops) as a boolean mask: the greedy set that visits the pinned vertices first, then
+    the others by index, taking each vertex none of whose neighbours was taken.
+
+    On a mesh whose points are numbered row by row this gives a regular sub-lattice, which
+    carries the pull far better than a scattered set: a 30 x 30 sheet hanging from two corners
+    strains 3.8 % at most with it, 85 % with a set chosen by hashed priorities. A loop over the
+    vertices, run once when the model is built (about 30 ms for 10k particles).
+    """
+    n = len(indptr) - 1
+    state = np.zeros(n, dtype=np.int8)          # 0 open, 1 taken, 2 next to a taken vertex
+    order = np.concatenate([np.flatnonzero(pinned), np.flatnonzero(~pinned)])
+    for v in order.tolist():
+        if state[v] == 0:
+            state[v] = 1
+            around = indices[indptr[v]:indptr[v + 1]]
+            state[around[state[around] == 0]] = 2
+    return state == 1
+
+
+def _csr(pairs: I, n: int) -> tuple[I, I]:
+    """Symmetric CSR (indptr, indices) of an undirected graph without duplicates or loops."""
+    a = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    b = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    keep = a != b
+    a, b = a[keep], b[keep]
+    key = np.unique(a.astype(np.int64) * n + b)
+    a, b = key // n, key % n
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, a + 1, 1)
+    return np.cumsum(indptr), b
+
+
+def _two_ring_pairs(indptr: I, indices: I, coarse: np.ndarray) -> I:
+    """Pairs (a < b) of coarse vertices that are neighbours or share a neighbour."""
+    n = len(indptr) - 1
+    row = np.repeat(np.arange(n), np.diff(indptr))
+    direct = np.stack([row, indices], 1)[coarse[row] & coarse[indices]]
+    # coarse neighbours of each vertex, paired up through that vertex
+    via = np.stack([row, indices], 1)[coarse[indices]]          # (vertex, coarse neighbour)
+    order = np.lexsort((via[:, 1], via[:, 0]))
+    via = via[order]
+    start = np.searchsorted(via[:, 0], np.arange(n))
+    stop = np.searchsorted(via[:, 0], np.arange(n), side="right")
+    counts = stop - start
+    pairs = [direct]
+    for k in range(1, int(counts.max(initial=0))):
+        has = np.flatnonzero(counts > k)
+        for m in range(k):
+            pairs.append(np.stack([via[start[has] + m, 1], via[start[has] + k, 1]], 1))
+    out = np.concatenate(pairs) if pairs else np.zeros((0, 2), dtype=np.int64)
+    out = np.sort(out, axis=1)
+    out = out[out[:, 0] != out[:, 1]]
+    return np.unique(out, axis=0)
+
+
+def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F) -> Hierarchy:
+    """The coarse levels of a cloth (see the module docstring).
+
+    Args:
+        rest_positions: rest shape (N, 3) [m].
+        edges: mesh edges (E, 2) (level 0's graph).
+        mass: particle masses (N,) [kg].
+        inv_mass: inverse masses (N,), 0 for pinned particles.
+    """
+    n = len(rest_positions)
+    pinned = inv_mass == 0.0
+    current = np.arange(n)
+    pairs = np.asarray(edges, dtype=np.int64)  # in indices of ``current``
+    level_mass = np.asarray(mass, dtype=np.float64).copy()
+    levels: list[HierarchyLevel] = []
+    while len(current) >= MIN_LEVEL_PARTICLES and len(pairs):
+        m = len(current)
+        indptr, indices = _csr(pairs, m)
+        coarse = independent_set(indptr, indices, pinned[current])
+        if coarse.all() or not coarse.any():
+            break
+        fine, parents, weights = _parents(rest_positions, current, indptr, indices, coarse)
+        up = level_mass.copy()
+        np.add.at(up, parents.ravel(), (weights * level_mass[fine][:, None]).ravel())
+        coarse_pairs = _two_ring_pairs(indptr, indices, coarse)
+        if not len(coarse_pairs):
+            break
+        level_mass = up
+        levels.append(_level(rest_positions, current[coarse_pairs], fine, parents, weights,
+                             np.where(pinned, 0.0, 1.0 / np.maximum(level_mass, 1e-300)), n))
+        local = np.full(m, -1, dtype=np.int64)
+        local[coarse] = np.arange(int(coarse.sum()))
+        pairs = local[coarse_pairs]
+        current = current[coarse]
+    return Hierarchy(tuple(levels))
+
+
+def _parents(rest_positions: F, current: I, indptr: I, indices: I, coarse: np.ndarray
+             ) -> tuple[I, I, F]:
+    """Fine particles of a level (cloth indices), their K nearest coarse neighbours (cloth
+    indices) and inverse-distance weights."""
+    m = len(current)
+    row = np.repeat(np.arange(m), np.diff(indptr))
+    link = ~coarse[row] & coarse[indices]
+    f_local, p_local = row[link], indices[link]
+    dist = np.linalg.norm(rest_positions[current[f_local]] - rest_positions[current[p_local]],
+                          axis=1)
+    order = np.lexsort((p_local, dist, f_local))
+    f_local, p_local, dist = f_local[order], p_local[order], dist[order]
+    first = np.r_[True, f_local[1:] != f_local[:-1]]
+    start = np.flatnonzero(first)
+    rank = np.arange(len(f_local)) - start[np.cumsum(first) - 1]
+    fine_local = f_local[start]
+    parents = np.repeat(p_local[start][:, None], PARENTS, axis=1)
+    inv = np.zeros((len(fine_local), PARENTS))
+    slot = np.searchsorted(fine_local, f_local)
+    near = rank < PARENTS
+    parents[slot[near], rank[near]] = p_local[near]
+    inv[slot[near], rank[near]] = 1.0 / np.maximum(dist[near], 1e-300)
+    weights = inv / inv.sum(axis=1, keepdims=True)
+    return current[fine_local], current[parents], weights
+
+
+def _level(rest_positions: F, pairs: I, fine: I, parents: I, weights: F, inv_mass: F,
+           n: int) -> HierarchyLevel:
+    coloring = color_constraints_pinned_last(pairs, inv_mass, n)
+    pairs = pairs[coloring.order]
+    i = np.ascontiguousarray(pairs[:, 0]).astype(np.intp)
+    j = np.ascontiguousarray(pairs[:, 1]).astype(np.intp)
+    wi, wj = inv_mass[i], inv_mass[j]
+    wsum = wi + wj
+    safe = np.where(wsum > 0.0, wsum, 1.0)
+    return HierarchyLevel(
+        i=i, j=j, rest=np.linalg.norm(rest_positions[i] - rest_positions[j], axis=1),
+        wi=wi, wj=wj, wi_frac=np.where(wsum > 0.0, wi / safe, 0.0),
+        wj_frac=np.where(wsum > 0.0, wj / safe, 0.0),
+        offsets=coloring.offsets, fine=fine.astype(np.intp), parents=parents.astype(np.intp),
+        weights=weights,
+    )
+
+
+__all__ = ["EMPTY_HIERARCHY", "Hierarchy", "HierarchyLevel", "build_hierarchy",
+           "independent_set"]

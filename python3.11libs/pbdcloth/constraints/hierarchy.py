@@ -1,0 +1,104 @@
+"""Hierarchical projection: Müller 2008, "Hierarchical Position Based Dynamics", section 4.
+
+Given the coarse levels of a cloth (:mod:`pbdcloth.cloth.hierarchy`), one pass runs from the
+coarsest level to the finest:
+
+1. project the level's constraints once, in colored order, as unilateral distances that only
+   resist stretch: C = max(|x_i - x_j| - s d0, 0), x_i -= w_i / (w_i + w_j) C n,
+   x_j += w_j / (w_i + w_j) C n, with the level's masses (s = ``slack`` (1 + DEADBAND),
+   ``slack`` >= 1, on the rest-shape distances d0);
+2. hand the level's corrections down: every particle f of the next finer level that is not on
+   this level moves by the weighted corrections of its parents since the pass began,
+   x_f = X_f + sum_k w_fk (x_pk - X_pk),   X = positions at the start of the pass.
+
+The pass runs once per substep, after the prediction and before the cloth's own constraints
+(level 0), which then only have to remove local errors. Corrections along n weighted by inverse
+mass keep linear momentum on every level; the interpolation moves particles rigidly with their
+parents where the parents move alike.
+
+Usage (positions component-major (3, N), corrected in place)::
+
+    levels = hierarchy_batches(model.hierarchy, n)        # once per model, coarsest first
+    project_hierarchy(P, levels, slack, work)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..arrays import F, I
+
+DEADBAND = 1e-6
+"""Coarse constraints leave stretch below this fraction of their rest distance alone: lengths
+computed in float32 (the Warp backend) are a few ulps (1e-7 each) off, and a cloth at rest must
+stay exactly where it is."""
+from .distance import (
+    DistanceColor,
+    DistanceConstraints,
+    DistanceWorkspace,
+    distance_colors,
+    project_distance_unilateral,
+)
+
+
+class HierarchyLevelData(DistanceConstraints, Protocol):
+    """What :func:`hierarchy_batches` reads from a level
+    (:class:`pbdcloth.cloth.hierarchy.HierarchyLevel`)."""
+
+    @property
+    def fine(self) -> I: ...
+    @property
+    def parents(self) -> I: ...
+    @property
+    def weights(self) -> F: ...
+
+
+class HierarchyData(Protocol):
+    @property
+    def levels(self) -> Sequence[HierarchyLevelData]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class LevelBatches:
+    """One level ready to project: its colors and its hand-down to the finer level."""
+
+    colors: list[DistanceColor]
+    fine: I
+    parents: I
+    """(K, F): parents of each fine particle, one row per parent slot."""
+    weights: F
+    """(K, 1, F): the interpolation weights, broadcast over x, y, z."""
+
+
+def hierarchy_batches(hierarchy: HierarchyData, n: int) -> list[LevelBatches]:
+    """The levels of ``hierarchy`` as batches for :func:`project_hierarchy`, coarsest first."""
+    return [
+        LevelBatches(colors=distance_colors(level, n), fine=level.fine,
+                     parents=np.ascontiguousarray(level.parents.T),
+                     weights=np.ascontiguousarray(level.weights.T)[:, None, :])
+        for level in reversed(list(hierarchy.levels))
+    ]
+
+
+def project_hierarchy(positions: F, levels: Sequence[LevelBatches], slack: float,
+                      work: DistanceWorkspace | None = None) -> None:
+    """One hierarchical pass over ``levels`` (coarsest first), in place on ``positions`` (3, N).
+    """
+    if not levels:
+        return
+    start = positions.copy()
+    ws = work if work is not None else DistanceWorkspace.for_colors(
+        [c for lv in levels for c in lv.colors])
+    limit = slack * (1.0 + DEADBAND)
+    for lv in levels:
+        project_distance_unilateral(positions, lv.colors, limit, ws)
+        moved = start[:, lv.fine]
+        for parent, weight in zip(lv.parents, lv.weights):
+            moved += weight * (positions[:, parent] - start[:, parent])
+        positions[:, lv.fine] = moved
+
+
+__all__ = ["LevelBatches", "hierarchy_batches", "project_hierarchy"]
