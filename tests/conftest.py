@@ -48,6 +48,8 @@ TIERS = {
     "hardening": "pipeline",
     "fuzz": "unit",
     "wedge": "pipeline",
+    "attributes": "physics",
+    "sewing": "physics",
 }
 
 

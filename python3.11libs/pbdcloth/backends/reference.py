@@ -7,7 +7,10 @@ vectorized solve; the tests check that to 1e-12. It is far too slow for real use
 
 The formulas are written out here independently of :mod:`pbdcloth.constraints`, from the papers
 (Müller 2006 eq. 10-11 for distances; the dihedral angle and its gradient after Bridson 2003;
-Macklin 2016 eq. 18 for XPBD).
+Macklin 2016 eq. 18 for XPBD). Per-constraint stiffness scales s (PBD: min(1, s k'); XPBD:
+compliance alpha / s), stitches (closing at the model's stitch speed) and soft pins
+(x += k' (t - x)) follow :mod:`pbdcloth.cloth.attributes`, :mod:`pbdcloth.constraints.stitch`
+and :mod:`pbdcloth.constraints.softpin`'s definitions, one constraint at a time.
 """
 
 from __future__ import annotations
@@ -61,12 +64,14 @@ class ReferenceBackend:
     def __init__(self, model: ClothModel) -> None:
         self.model = model
         self.contacts = ContactBuffer(model.particle_count)
+        self._soft: tuple[F | None, F | None] = (None, None)
 
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,
              dt: float) -> FrameStats:
         """One frame ``dt`` [s] of ``control.settings.substeps`` substeps: reads ``state_in``
         (not modified) and the control, writes new position and velocity arrays to
         ``state_out``."""
+        self._soft = (control.soft_start, control.soft_end)
         x, v, stats = self._frame(state_in.positions, state_in.velocities, control.settings, dt,
                                   control.pin_start, control.pin_end, control.colliders)
         state_out.positions, state_out.velocities = x, v
@@ -99,6 +104,7 @@ class ReferenceBackend:
             P = X + h * V
             if model.pinned.size:
                 P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end
+            soft_target = self._soft_target(a1)
             V_pred = V.copy()
             self.contacts.clear()
             lams = {"stretch": np.zeros(model.stretch.count), "shear": np.zeros(model.shear.count),
@@ -113,6 +119,7 @@ class ReferenceBackend:
                     at = alpha / (h * h)
                     lam = lams[name]
                     for c in range(fam.count):
+                        sc = 1.0 if fam.scale is None else float(fam.scale[c])
                         i, j = int(fam.i[c]), int(fam.j[c])
                         wi, wj = w[i], w[j]
                         d = P[i] - P[j]
@@ -122,18 +129,22 @@ class ReferenceBackend:
                         n = d / length
                         cval = length - fam.rest[c]
                         if xpbd:
-                            dlam = (-cval - at * lam[c]) / (wi + wj + at)
+                            if sc * (wi + wj) + at == 0.0:
+                                continue
+                            dlam = (-sc * cval - at * lam[c]) / (sc * (wi + wj) + at)
                             lam[c] += dlam
                             P[i] += wi * dlam * n
                             P[j] -= wj * dlam * n
                         else:
-                            P[i] -= wi / (wi + wj) * kk * cval * n
-                            P[j] += wj / (wi + wj) * kk * cval * n
+                            ks = min(1.0, kk * sc)
+                            P[i] -= wi / (wi + wj) * ks * cval * n
+                            P[j] += wj / (wi + wj) * ks * cval * n
                 bend = model.bend
                 kb = pbd_stiffness(settings.bend_stiffness, settings.iterations)
                 atb = settings.bend_compliance / (h * h)
                 lam = lams["bend"]
                 for c in range(bend.count):
+                    sc = 1.0 if bend.scale is None else float(bend.scale[c])
                     q = [int(k) for k in bend.quads[c]]
                     res = _hinge_angle_gradient(*(P[k] for k in q))
                     if res is None:
@@ -142,14 +153,31 @@ class ReferenceBackend:
                     cval = _wrap(theta - bend.rest_angle[c])
                     denom = sum(w[k] * float(gk @ gk) for k, gk in zip(q, grads))
                     if xpbd:
-                        dlam = (-cval - atb * lam[c]) / (denom + atb)
+                        if sc * denom + atb <= 0.0:
+                            continue
+                        dlam = (-sc * cval - atb * lam[c]) / (sc * denom + atb)
                         lam[c] += dlam
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * dlam * gk
                     elif denom > 0.0:
-                        step = -kb * cval / denom
+                        step = -min(1.0, kb * sc) * cval / denom
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * step * gk
+                st = model.stitches
+                for c in range(st.count):
+                    i, j = int(st.i[c]), int(st.j[c])
+                    wi, wj = w[i], w[j]
+                    if wi + wj == 0.0:
+                        continue
+                    target = max(float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
+                                 - model.stitch_speed * h)
+                    d = P[i] - P[j]
+                    length = float(np.linalg.norm(d))
+                    if length < 1e-12:
+                        continue
+                    corr = (length - target) / length * d
+                    P[i] -= wi / (wi + wj) * corr
+                    P[j] += wj / (wi + wj) * corr
                 if settings.tethers:
                     t = model.tethers
                     for c in range(t.count):
@@ -159,6 +187,11 @@ class ReferenceBackend:
                         over = length - settings.tether_slack * t.rest[c]
                         if over > 0.0:
                             P[i] -= d * (over / length)
+                soft = model.soft_pins
+                for c in range(soft.count):
+                    kp = 1.0 - (1.0 - float(soft.weight[c])) ** (1.0 / settings.iterations)
+                    i = int(soft.particle[c])
+                    P[i] += kp * (soft_target[c] - P[i])
                 for collider in colliders:
                     project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
                                      settings.mu_static, settings.friction, self.contacts)
@@ -167,3 +200,10 @@ class ReferenceBackend:
                 apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)
             X = P
         return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)
+
+    def _soft_target(self, a1: float) -> F:
+        """The soft pins' targets (S, 3) at ``a1`` of the frame (rest positions without any)."""
+        start, end = self._soft
+        if start is None or end is None:
+            return self.model.mesh.positions[self.model.soft_pins.particle]
+        return start + a1 * (end - start) if a1 < 1.0 else end

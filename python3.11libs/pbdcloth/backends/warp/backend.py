@@ -45,6 +45,7 @@ from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
 from ...colliders.base import Collider
 from ...colliders.sdf import SdfCollider
+from ...constraints.softpin import soft_pin_stiffness
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
@@ -146,6 +147,7 @@ class _DeviceModel:
         hinges["quad"] = b.quads
         hinges["rest"] = b.rest_angle
         hinges["w"] = b.w
+        hinges["scale"] = 1.0 if b.scale is None else b.scale
         self.hinges: Any = wp.array(hinges, dtype=k.Hinge, device=device)
         self.bend_lam = wp.zeros(b.count, dtype=s, device=device)
         self.bend_colors = _Colors(b.offsets)
@@ -157,6 +159,12 @@ class _DeviceModel:
         self.pins = i32(model.pinned)
         self.pin_start = wp.zeros(model.pinned.size, dtype=v3, device=device)
         self.pin_end = wp.zeros(model.pinned.size, dtype=v3, device=device)
+        self.stitches = self._family(model.stitches, k, device)
+        soft = model.soft_pins
+        self.soft_particle = i32(soft.particle)
+        self.soft_start = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
+        self.soft_end = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
+        self.soft_stiffness = wp.zeros(soft.count, dtype=s, device=device)
 
     @staticmethod
     def _family(fam: DistanceFamily, k: Any, device: Any) -> _DeviceDistance:
@@ -167,6 +175,8 @@ class _DeviceModel:
             rec["i"], rec["j"], rec["rest"] = fam.i, fam.j, fam.rest
         pbd["wi_frac"], pbd["wj_frac"] = fam.wi_frac, fam.wj_frac
         xpbd["wi"], xpbd["wj"] = fam.wi, fam.wj
+        for rec in (pbd, xpbd):
+            rec["scale"] = 1.0 if fam.scale is None else fam.scale
         return _DeviceDistance(wp.array(pbd, dtype=k.DistancePbd, device=device),
                                wp.array(xpbd, dtype=k.DistanceXpbd, device=device),
                                wp.zeros(fam.count, dtype=k.scalar, device=device),
@@ -334,6 +344,10 @@ class WarpBackend:
         if m.pins.shape[0]:
             m.pin_start.assign(np.ascontiguousarray(control.pin_start, dtype=m.np_scalar))
             m.pin_end.assign(np.ascontiguousarray(control.pin_end, dtype=m.np_scalar))
+        if m.soft_particle.shape[0] and control.soft_start is not None \
+                and control.soft_end is not None:
+            m.soft_start.assign(np.ascontiguousarray(control.soft_start, dtype=m.np_scalar))
+            m.soft_end.assign(np.ascontiguousarray(control.soft_end, dtype=m.np_scalar))
         if self._colliders is not None:
             self._colliders.update(control.colliders)
 
@@ -381,6 +395,10 @@ class WarpBackend:
                 self._selfcol = WarpSelfCollision(self.model, k, dev, tuning=self.tuning)
             self._selfcol.prepare(settings)
             wp.load_module(self._selfcol.k.module, device=dev)
+        soft = self.model.soft_pins
+        if soft.count:
+            self.m.soft_stiffness.assign(soft_pin_stiffness(
+                soft.weight, settings.iterations).astype(self.m.np_scalar))
         wp.load_module(k.module, device=dev)
         if self._lane_kernels is not None:
             wp.load_module(self._lane_kernels.module, device=dev)
@@ -399,8 +417,8 @@ class WarpBackend:
     # --- the substep ----------------------------------------------------------------------------
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
         """Issue every launch of one frame, in the numpy backend's order: per substep predict;
-        ``iterations`` times project stretch, shear, bend, tethers, colliders, self-collision;
-        update."""
+        ``iterations`` times project stretch, shear, bend, stitches, tethers, soft pins,
+        colliders, self-collision; update."""
         c = self._substep(settings, dt)
         for step in range(settings.substeps):
             self._predict(launch, c, step)
@@ -409,7 +427,9 @@ class WarpBackend:
                 self._project_distance(launch, c, "stretch", fresh)
                 self._project_distance(launch, c, "shear", fresh)
                 self._project_bend(launch, c, fresh)
+                self._project_stitches(launch, c)
                 self._project_tethers(launch, c)
+                self._project_soft_pins(launch, c, step)
                 self._project_colliders(launch, c, step)
                 self._project_self_collision(launch, c)
             self._update(launch, c)
@@ -473,8 +493,8 @@ class WarpBackend:
             alpha, gamma = c.compliance[family]
             if group is not None:
                 launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest,
-                                                   group.lam, 0, group.groups, fresh, alpha,
-                                                   gamma])
+                                                   group.lam, group.scale, 0, group.groups,
+                                                   fresh, alpha, gamma])
                 return
             for off, cnt in fam.colors.spans:
                 launch(k.distance_xpbd, cnt, [p, x, fam.xpbd, fam.lam, off, alpha, gamma])
@@ -484,7 +504,7 @@ class WarpBackend:
             return
         if group is not None:
             launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest,
-                                              group.lam, 0, group.groups, fresh,
+                                              group.lam, group.scale, 0, group.groups, fresh,
                                               k.scalar(stiff)])
             return
         for off, cnt in fam.colors.spans:
@@ -497,8 +517,9 @@ class WarpBackend:
         if c.xpbd:
             alpha, gamma = c.compliance["bend"]
             if bend is not None:
-                launch(lk.bend_xpbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0,
-                                               bend.groups, fresh, alpha, gamma])
+                launch(lk.bend_xpbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam,
+                                               bend.scale, 0, bend.groups, fresh, alpha,
+                                               gamma])
                 return
             for off, cnt in m.bend_colors.spans:
                 launch(k.bend_xpbd, cnt, [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
@@ -507,11 +528,25 @@ class WarpBackend:
         if stiff == 0.0:
             return
         if bend is not None:
-            launch(lk.bend_pbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0,
-                                          bend.groups, fresh, k.scalar(stiff)])
+            launch(lk.bend_pbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam,
+                                          bend.scale, 0, bend.groups, fresh, k.scalar(stiff)])
             return
         for off, cnt in m.bend_colors.spans:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
+
+    def _project_stitches(self, launch: _Recorder, c: _Substep) -> None:
+        """The stitch colors in order, closing by at most the model's stitch speed x h."""
+        fam = self.m.stitches
+        closing = self.k.scalar(self.model.stitch_speed * c.seconds)
+        for off, cnt in fam.colors.spans:
+            launch(self.k.stitches, cnt, [self._p, self._x, fam.pbd, off, closing])
+
+    def _project_soft_pins(self, launch: _Recorder, c: _Substep, step: int) -> None:
+        """Every soft pin at once, toward its target at the end of substep ``step``."""
+        m = self.m
+        alpha = self.k.scalar((step + 1) / c.settings.substeps)
+        launch(self.k.soft_pins, m.soft_particle.shape[0],
+               [self._p, m.soft_particle, m.soft_start, m.soft_end, alpha, m.soft_stiffness])
 
     def _project_tethers(self, launch: _Recorder, c: _Substep) -> None:
         """Every tether at once (each particle has at most one)."""
