@@ -50,6 +50,7 @@ TIERS = {
     "wedge": "pipeline",
     "attributes": "physics",
     "sewing": "physics",
+    "attribute_sources": "pipeline",
 }
 
 

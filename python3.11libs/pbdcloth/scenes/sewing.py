@@ -35,7 +35,7 @@ def sewing_scene(resolution: int = 16, settings: ClothSettings | None = None,
     """Two flat panels, front and back, sewn shut at their sides into a tube skirt that drapes
     on the hips of a dress form.
 
-    Each panel is 0.58 m wide and 0.4 m tall with ``resolution`` points across (16: 384
+    Each panel is 0.58 m wide and 0.4 m tall with ``resolution`` points across (16: 352
     particles in all), flat, 0.2 m in front of and behind the trunk, its hem 4 cm above the
     pelvis. Side seams (rest length 0) join the panels' side edges over their whole height; they
     close at ``speed`` m/s (the 0.4 m gaps in 0.4 s at 1 m/s) with gravity off for the first
