@@ -111,3 +111,27 @@ def test_bad_attributes_and_stitches_are_listed_together(tmp_path: Path) -> None
         assert words in text, words
     with pytest.raises(SceneFileError, match="outside"):
         load_scene(_scene(tmp_path, "[stitches]\npairs = [[0, 40]]"))
+
+
+def test_keyed_pins_move_the_weight_pins_too(tmp_path: Path) -> None:
+    weight = [0.0] * 12
+    weight[2], weight[3] = 1.0, 0.5
+    spec = load_scene(_scene(tmp_path, "\n".join([
+        "[pins]", "indices = [0]",
+        "[[pins.keys]]", "frame = 1", "translate = [0, 0, 0]",
+        "[[pins.keys]]", "frame = 4", "translate = [0.3, 0, 0]",
+        "[settings]", 'model = "pbd"', "substeps = 4", "iterations = 2",
+        "gravity = [0, 0, 0]", "tethers = false",
+        "[attributes]", f"pin_weight = {weight}",
+    ])))
+    scene = spec.scene()
+    solver = scene.make_solver()
+    assert solver.pinned.tolist() == [0, 2] and solver.soft_pinned.tolist() == [3]
+    for frame in range(2, 5):
+        assert scene.animate is not None
+        scene.animate(solver, frame)
+        solver.step(1.0 / spec.fps)
+    x = solver.positions
+    np.testing.assert_array_equal(x[[0, 2]], spec.positions[[0, 2]] + [0.3, 0.0, 0.0])
+    gap = abs(x[3, 0] - (spec.positions[3, 0] + 0.3))  # the soft pin follows, loosely
+    assert 0.0 < gap < 0.02

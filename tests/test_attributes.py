@@ -292,3 +292,17 @@ def test_warp_with_every_attribute_follows_numpy(model: str) -> None:
     assert np.abs(_everything(settings, "warp64") - numpy_run).max() < 1e-12
     warp32 = dataclasses.replace(settings, backend="warp", device="cpu")
     assert np.abs(_everything(warp32, "warp") - numpy_run).max() < 1e-5
+
+
+def test_a_density_change_keeps_the_attributes_and_stitches() -> None:
+    pos, tris = grid(4, 3)
+    weight = np.zeros(12)
+    weight[5] = 0.5
+    solver = ClothSolver(pos, tris, point_attributes={"bend_scale": np.zeros(12),
+                                                      "pin_weight": weight},
+                         stitches=[[0, 11]], settings=ClothSettings(backend="numpy"))
+    solver.settings = solver.settings.replace(density=0.5)
+    model = solver.model
+    assert model.stitches.count == 1 and model.soft_pins.particle.tolist() == [5]
+    assert model.bend.scale is not None and not model.bend.scale.any()
+    solver.step(DT)

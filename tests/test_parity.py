@@ -441,6 +441,43 @@ def test_stitches_mirror_project_stitches(precision: str, dtype: Any, bound: flo
     assert np.abs(p.numpy() - expected.T).max() < bound
 
 
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_triangle_stitches_mirror_project_triangle_stitches(precision: str, dtype: Any,
+                                                            bound: float) -> None:
+    """Random point-to-triangle stitches in three colors (some corners pinned, some rest
+    lengths 0), the closing limit binding on some. float32: measured 2.2e-6 m, above the
+    distances' bound: the step divides by w_p + u^2 w_a + v^2 w_b + w^2 w_c, small where p is
+    pinned, which amplifies the rounding of C; bound 64 eps."""
+    from pbdcloth.cloth.model import TriangleStitchFamily
+    from pbdcloth.constraints.stitch import project_triangle_stitches, triangle_stitch_colors
+
+    k = build_kernels(precision)
+    rng = np.random.default_rng(17)
+    members, offsets = _colored(rng, 20, 4)
+    bary = rng.dirichlet(np.ones(3), len(members))
+    x_prev = _rounded(rng.normal(size=(N, 3)), dtype)
+    p0 = _rounded(x_prev + rng.normal(scale=0.05, size=(N, 3)), dtype)
+    w = _rounded(_inverse_masses(rng, N), dtype)
+    rest = np.where(rng.random(len(members)) < 0.5, 0.0, rng.uniform(0.1, 1.0, len(members)))
+    family = TriangleStitchFamily(members=members, barycentric=_rounded(bary, dtype),
+                                  rest=_rounded(rest, dtype), w=w[members], offsets=offsets,
+                                  source=np.arange(len(members)))
+    closing = float(dtype(0.6))
+    expected = _component_major(p0)
+    project_triangle_stitches(expected, _component_major(x_prev),
+                              triangle_stitch_colors(family, N), closing)
+    rec = np.zeros(len(members), dtype=k.TriStitch.numpy_dtype())
+    rec["quad"], rec["bary"], rec["rest"], rec["w"] = (members, family.barycentric, family.rest,
+                                                       family.w)
+    records = wp.array(rec, dtype=k.TriStitch, device=CPU)
+    p = _vec3(p0, dtype)
+    for color in family.color_slices():
+        wp.launch(k.triangle_stitches, color.stop - color.start,
+                  [p, _vec3(x_prev, dtype), records, color.start, k.scalar(closing)], device=CPU)
+    assert np.abs(expected.T - p0).max() > 1e-2
+    assert np.abs(p.numpy() - expected.T).max() < (bound if dtype is np.float64 else 4 * bound)
+
+
 @pytest.mark.parametrize("alpha", [0.25, 1.0])
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_soft_pins_mirror_project_soft_pins(precision: str, dtype: Any, bound: float,

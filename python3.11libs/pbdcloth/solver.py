@@ -91,6 +91,8 @@ class ClothSolver:
         stitches: stitch / weld constraints between point pairs
             (:mod:`pbdcloth.cloth.stitches`: (K, 2) pairs, (K, 3) rows (i, j, rest) or a
             :class:`~pbdcloth.cloth.stitches.Stitches`).
+        triangle_stitches: stitches from points to points inside triangles
+            (:class:`~pbdcloth.cloth.stitches.TriangleStitches`).
 
     Raises:
         MeshError: bad mesh or pins (see :class:`~pbdcloth.cloth.mesh.ClothMesh`), bad point
@@ -109,12 +111,14 @@ class ClothSolver:
         self_collision_tuning: SelfCollisionTuning = DEFAULT_TUNING,
         point_attributes: Mapping[str, ArrayLike] | None = None,
         stitches: Any = None,
+        triangle_stitches: Any = None,
     ) -> None:
         self._settings = self._check_settings(settings if settings is not None else ClothSettings())
         mesh = ClothMesh.from_arrays(positions, faces)
         self._point_attributes, self._stitches = point_attributes, stitches
+        self._triangle_stitches = triangle_stitches
         self.model: ClothModel = build_model(mesh, pinned, self._settings.density,
-                                             point_attributes, stitches)
+                                             point_attributes, stitches, triangle_stitches)
         self.colliders: list[Collider] = self._check_colliders(colliders)
         self._tuning = self_collision_tuning
         x = mesh.positions.copy()
@@ -170,7 +174,8 @@ class ClothSolver:
         self._settings = value
         if value.density != old.density:
             self.model = build_model(self.model.mesh, self.model.pinned, value.density,
-                                     self._point_attributes, self._stitches)
+                                     self._point_attributes, self._stitches,
+                                     self._triangle_stitches)
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
             self._backend = make_backend(self.model, value, self._tuning)

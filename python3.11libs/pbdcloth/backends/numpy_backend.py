@@ -37,7 +37,11 @@ from ..constraints.distance import (
     project_distance_xpbd,
 )
 from ..constraints.softpin import project_soft_pins, soft_pin_stiffness
-from ..constraints.stitch import project_stitches
+from ..constraints.stitch import (
+    project_stitches,
+    project_triangle_stitches,
+    triangle_stitch_colors,
+)
 from ..constraints.tether import project_tethers
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -90,6 +94,7 @@ class NumpyBackend:
         self._shear = distance_colors(model.shear, n)
         self._bend = bend_colors(model.bend, n)
         self._stitch = distance_colors(model.stitches, n)
+        self._tri_stitch = triangle_stitch_colors(model.triangle_stitches, n)
         self._soft_k: F = np.zeros(0)
         self._soft_target: F = np.zeros((3, 0))
         self._distance_work = DistanceWorkspace(CHUNK)
@@ -182,6 +187,9 @@ class NumpyBackend:
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
         if self._stitch:
             project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h)
+        if self._tri_stitch:
+            project_triangle_stitches(P, X_prev, self._tri_stitch,
+                                      self.model.triangle_stitches.speed * consts.h)
         tethers = self.model.tethers
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,

@@ -178,6 +178,25 @@ class ReferenceBackend:
                     corr = (length - target) / length * d
                     P[i] -= wi / (wi + wj) * corr
                     P[j] += wj / (wi + wj) * corr
+                ts = model.triangle_stitches
+                for c in range(ts.count):
+                    p_, a_, b_, c_ = (int(k) for k in ts.members[c])
+                    u, vv, ww = (float(k) for k in ts.barycentric[c])
+                    wts = [w[p_], u * u * w[a_], vv * vv * w[b_], ww * ww * w[c_]]
+                    if sum(wts) == 0.0:
+                        continue
+                    q0 = u * X[a_] + vv * X[b_] + ww * X[c_]
+                    target = max(float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0))
+                                 - ts.speed * h)
+                    d = P[p_] - (u * P[a_] + vv * P[b_] + ww * P[c_])
+                    length = float(np.linalg.norm(d))
+                    if length < 1e-12:
+                        continue
+                    corr = (length - target) / sum(wts) / length * d
+                    P[p_] -= w[p_] * corr
+                    P[a_] += u * w[a_] * corr
+                    P[b_] += vv * w[b_] * corr
+                    P[c_] += ww * w[c_] * corr
                 if settings.tethers:
                     t = model.tethers
                     for c in range(t.count):

@@ -131,6 +131,39 @@ class SoftPins:
         return int(self.particle.shape[0])
 
 
+@dataclass(frozen=True)
+class TriangleStitchFamily(_ColoredFamily):
+    """Point-to-triangle stitches in colored order (:mod:`pbdcloth.constraints.stitch`).
+
+    Attributes:
+        members: (point, a, b, c) of each stitch, shape (M, 4).
+        barycentric: (u, v, w) of the triangle point q = u x_a + v x_b + w x_c, shape (M, 3).
+        rest: rest length |x_p - q| [m], shape (M,).
+        w: inverse masses of the four points [1/kg], shape (M, 4).
+        offsets: color boundaries, shape (C + 1,).
+        source: index of each stitch as given, shape (M,).
+        speed: the fastest a stitch closes toward its rest length [m/s].
+    """
+
+    members: IndexArray
+    barycentric: FloatArray
+    rest: FloatArray
+    w: FloatArray
+    offsets: IndexArray
+    source: IndexArray
+    speed: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return int(self.members.shape[0])
+
+
+def _no_triangle_stitches() -> TriangleStitchFamily:
+    return TriangleStitchFamily(np.zeros((0, 4), dtype=np.intp), np.zeros((0, 3)), np.zeros(0),
+                                np.zeros((0, 4)), np.zeros(1, dtype=np.int64),
+                                np.zeros(0, dtype=np.intp))
+
+
 def _no_soft_pins() -> SoftPins:
     return SoftPins(np.zeros(0, dtype=np.intp), np.zeros(0))
 
@@ -160,6 +193,7 @@ class ClothModel:
             families (:mod:`pbdcloth.constraints.stitch`); empty without stitches.
         stitch_speed: the fastest a stitch closes toward its rest length [m/s].
         point_attributes: the validated per-point attributes, (N,) each, by name.
+        triangle_stitches: stitches from points to points inside triangles; empty without.
     """
 
     mesh: ClothMesh
@@ -175,6 +209,7 @@ class ClothModel:
     stitches: DistanceFamily = field(default_factory=_no_stitches)
     stitch_speed: float = 0.0
     point_attributes: dict[str, FloatArray] = field(default_factory=dict)
+    triangle_stitches: TriangleStitchFamily = field(default_factory=_no_triangle_stitches)
 
     @property
     def particle_count(self) -> int:
@@ -189,6 +224,8 @@ class ClothModel:
         }
         if self.stitches.count:
             counts["stitch"] = self.stitches.color_count
+        if self.triangle_stitches.count:
+            counts["triangle_stitch"] = self.triangle_stitches.color_count
         return counts
 
 
@@ -302,14 +339,16 @@ def build_tethers(topology: Topology, pinned: IndexArray, particle_count: int) -
 
 
 def build_model(mesh: ClothMesh, pinned: object, density: float,
-                point_attributes: object = None, stitches: object = None) -> ClothModel:
+                point_attributes: object = None, stitches: object = None,
+                triangle_stitches: object = None) -> ClothModel:
     """Prepare the static model: topology, lumped masses, pins, colored families, tethers.
 
     Mass is lumped: each triangle's mass (density x area) goes one third to each corner. A point
     used by no triangle gets the mean particle mass so that it still falls under gravity.
     ``point_attributes`` (:mod:`.attributes`) scale the masses and the families' stiffness and
     give pin weights: weight 1 adds a hard pin, a weight in (0, 1) a soft pin; ``stitches``
-    (:mod:`.stitches`) adds the stitch family.
+    (:mod:`.stitches`) adds the stitch family, ``triangle_stitches`` (a
+    :class:`~.stitches.TriangleStitches`) the point-to-triangle one.
     """
     topology = build_topology(mesh)
     n = mesh.point_count
@@ -344,7 +383,23 @@ def build_model(mesh: ClothMesh, pinned: object, density: float,
     )
     if attrs or stitches is not None:
         model = _with_attributes(model, attrs, stitches)
+    if triangle_stitches is not None:
+        model = replace(model, triangle_stitches=_triangle_stitch_family(
+            triangle_stitches, model.inv_mass))
     return model
+
+
+def _triangle_stitch_family(stitches: object, inv_mass: FloatArray) -> TriangleStitchFamily:
+    from .stitches import validate_triangle_stitches
+
+    n = inv_mass.shape[0]
+    members, bary, rest, speed = validate_triangle_stitches(stitches, n)
+    col = color_constraints(members, n)
+    order = col.order
+    m = np.ascontiguousarray(members[order]).astype(np.intp)
+    return TriangleStitchFamily(members=m, barycentric=np.ascontiguousarray(bary[order]),
+                                rest=np.ascontiguousarray(rest[order]), w=inv_mass[m],
+                                offsets=col.offsets, source=order.astype(np.intp), speed=speed)
 
 
 def _with_attributes(model: ClothModel, attrs: dict[str, FloatArray],

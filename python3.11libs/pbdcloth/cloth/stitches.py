@@ -12,6 +12,9 @@ Accepted forms (``ClothSolver(..., stitches=...)``):
 * a (K, 2) array of point pairs (rest length 0);
 * a (K, 3) array of rows (i, j, rest);
 * a tuple ``(i, j)`` or ``(i, j, rest)`` of (K,) arrays (``rest`` may be one number).
+
+A :class:`TriangleStitches` (``ClothSolver(..., triangle_stitches=...)``) sews points onto
+points inside triangles of the cloth instead.
 """
 
 from __future__ import annotations
@@ -111,3 +114,71 @@ def validate_stitches(stitches: object, particle_count: int) -> tuple[I64, F, fl
 
 
 __all__ = ["DEFAULT_STITCH_SPEED", "StitchError", "Stitches", "validate_stitches"]
+
+
+@dataclass(frozen=True)
+class TriangleStitches:
+    """Stitches from points to points inside triangles of the cloth, before validation.
+
+    Point p is held at ``rest`` from q = u x_a + v x_b + w x_c, the point of triangle
+    (a, b, c) at barycentric coordinates (u, v, w) (0: sewn onto the triangle).
+
+    Attributes:
+        points: (K,) point indices.
+        triangles: (K, 3) point indices (a, b, c) of the triangle each point is sewn to.
+        barycentric: (K, 3) weights (u, v, w) >= 0 summing to 1.
+        rest: (K,) rest lengths [m], or one number.
+        speed: the fastest a stitch shortens toward its rest length [m/s].
+    """
+
+    points: ArrayLike
+    triangles: ArrayLike
+    barycentric: ArrayLike
+    rest: ArrayLike = 0.0
+    speed: float = DEFAULT_STITCH_SPEED
+
+
+#: How far barycentric weights may be from summing to 1.
+BARYCENTRIC_TOLERANCE = 1e-9
+
+
+def validate_triangle_stitches(stitches: object, particle_count: int
+                               ) -> tuple[I64, F, F, float]:
+    """(members (K, 4): point, a, b, c; barycentric (K, 3); rest (K,) [m]; speed [m/s]), or a
+    :class:`StitchError`."""
+    if stitches is None:
+        return np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros(0), \
+            DEFAULT_STITCH_SPEED
+    if not isinstance(stitches, TriangleStitches):
+        raise StitchError(f"triangle stitches must be a TriangleStitches, got "
+                          f"{type(stitches).__name__}")
+    points = _indices(stitches.points, "triangle stitch points").reshape(-1)
+    tris = _indices(stitches.triangles, "triangle stitch triangles")
+    bary = real_array(stitches.barycentric, "triangle stitch barycentric weights", StitchError)
+    k = points.shape[0]
+    if tris.shape != (k, 3) or bary.shape != (k, 3):
+        raise StitchError(f"triangle stitches need ({k}, 3) triangles and barycentric weights "
+                          f"for {k} points, got {tris.shape} and {bary.shape}")
+    members = np.concatenate([points[:, None], tris], axis=1)
+    pairs, rest, speed = validate_stitches(Stitches(members[:, :2], stitches.rest,
+                                                    stitches.speed), particle_count)
+    outside = np.flatnonzero(((members < 0) | (members >= particle_count)).any(axis=1))
+    if outside.size:
+        s = int(outside[0])
+        raise StitchError(f"triangle stitch {s} uses points {members[s].tolist()}, outside "
+                          f"[0, {particle_count - 1}]")
+    repeated = np.flatnonzero(np.array([len(set(m)) < 4 for m in members.tolist()], dtype=bool))
+    if repeated.size:
+        s = int(repeated[0])
+        raise StitchError(f"triangle stitch {s} sews point {int(points[s])} to a triangle "
+                          f"{tris[s].tolist()} that has it as a corner (or repeats a corner)")
+    bad = np.flatnonzero((bary < 0.0).any(axis=1)
+                         | (np.abs(bary.sum(axis=1) - 1.0) > BARYCENTRIC_TOLERANCE))
+    if bad.size:
+        s = int(bad[0])
+        raise StitchError(f"triangle stitch {s} has barycentric weights {bary[s].tolist()}; "
+                          "they must be >= 0 and sum to 1")
+    return members, bary, rest, speed
+
+
+__all__ += ["TriangleStitches", "validate_triangle_stitches"]

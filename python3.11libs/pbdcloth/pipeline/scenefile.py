@@ -295,9 +295,17 @@ class SceneSpec:
         return rest + (self.pin_motion.offset(frame) - self.pin_motion.offset(self.start_frame))
 
     def animate(self, solver: ClothSolver, frame: int) -> None:
-        """Set the controls for the step that ends at ``frame``: pin targets, collider poses."""
-        if self.pin_motion is not None and self.pinned.size:
-            solver.set_pin_targets(self.pin_targets(frame))
+        """Set the controls for the step that ends at ``frame``: pin targets, collider poses.
+
+        The keyed pin motion moves every pin of the solver: the ``[pins]`` points and those
+        that a ``pin_weight`` attribute pins, hard or soft."""
+        if self.pin_motion is not None and (self.pinned.size or solver.soft_pinned.size
+                                            or solver.pinned.size):
+            if solver.pinned.size == self.pinned.size and not solver.soft_pinned.size:
+                solver.set_pin_targets(self.pin_targets(frame))
+            else:
+                shift = self.pin_motion.offset(frame) - self.pin_motion.offset(self.start_frame)
+                solver.set_pin_targets(self.positions + shift)
         for spec, collider in zip(self.colliders, solver.colliders):
             spec.move(collider, frame)
 

@@ -119,6 +119,10 @@ class _DeviceModel:
             bend_lam (B,) [N m s^2]; bend_colors.
         tether_particle, tether_anchor (K,) int32; tether_rest [m]; tether_taut (K,) int32.
         pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
+        stitches: :class:`_DeviceDistance` of the stitch family (its PBD records);
+            triangle_stitches (T,) ``TriStitch`` records, triangle_stitch_colors.
+        soft_particle (S,) int32; soft_start, soft_end (S,) vec3: the soft pins' targets [m];
+            soft_stiffness (S,): their per-iteration pull k' (set when a frame is recorded).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
@@ -160,6 +164,11 @@ class _DeviceModel:
         self.pin_start = wp.zeros(model.pinned.size, dtype=v3, device=device)
         self.pin_end = wp.zeros(model.pinned.size, dtype=v3, device=device)
         self.stitches = self._family(model.stitches, k, device)
+        ts = model.triangle_stitches
+        tri: Any = np.zeros(ts.count, dtype=k.TriStitch.numpy_dtype())
+        tri["quad"], tri["bary"], tri["rest"], tri["w"] = ts.members, ts.barycentric, ts.rest, ts.w
+        self.triangle_stitches: Any = wp.array(tri, dtype=k.TriStitch, device=device)
+        self.triangle_stitch_colors = _Colors(ts.offsets)
         soft = model.soft_pins
         self.soft_particle = i32(soft.particle)
         self.soft_start = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
@@ -540,6 +549,11 @@ class WarpBackend:
         closing = self.k.scalar(self.model.stitch_speed * c.seconds)
         for off, cnt in fam.colors.spans:
             launch(self.k.stitches, cnt, [self._p, self._x, fam.pbd, off, closing])
+        m = self.m
+        closing = self.k.scalar(self.model.triangle_stitches.speed * c.seconds)
+        for off, cnt in m.triangle_stitch_colors.spans:
+            launch(self.k.triangle_stitches, cnt, [self._p, self._x, m.triangle_stitches, off,
+                                                   closing])
 
     def _project_soft_pins(self, launch: _Recorder, c: _Substep, step: int) -> None:
         """Every soft pin at once, toward its target at the end of substep ``step``."""

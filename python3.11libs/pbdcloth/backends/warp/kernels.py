@@ -140,6 +140,15 @@ def _records(t: KernelTypes) -> SimpleNamespace:
         w: vec4
         scale: scalar
 
+    class TriStitch:
+        """A point-to-triangle stitch: (p, a, b, c), barycentric (u, v, w), rest length [m],
+        inverse masses [1/kg] of p, a, b, c."""
+
+        quad: wp.vec4i
+        bary: vec3
+        rest: scalar
+        w: vec4
+
     class SdfPose:
         """A rigid pose of an SDF collider at one instant: world -> padded-voxel coordinates
         u = a x + b, the local -> world rotation ``rot`` and translation ``trans`` [m], and
@@ -155,6 +164,7 @@ def _records(t: KernelTypes) -> SimpleNamespace:
     return SimpleNamespace(DistancePbd=wp.struct(DistancePbd, module=module),
                            DistanceXpbd=wp.struct(DistanceXpbd, module=module),
                            Hinge=wp.struct(Hinge, module=module),
+                           TriStitch=wp.struct(TriStitch, module=module),
                            SdfPose=wp.struct(SdfPose, module=module))
 
 
@@ -578,7 +588,46 @@ def _attachment_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNames
         x = p[i]
         p[i] = x + (target - x) * stiffness[k]
 
-    return SimpleNamespace(stitches=stitches, soft_pins=soft_pins)
+    TriStitch = records.TriStitch
+    zero = scalar(0.0)
+
+    @wp.kernel(module=module)
+    def triangle_stitches(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        cons: wp.array(dtype=TriStitch),
+        offset: int,
+        closing: scalar,
+    ):
+        """d = x_p - (u x_a + v x_b + w x_c), target max(rest, |d| (substep start) - v h),
+        s = (|d| - target) / (w_p + u^2 w_a + v^2 w_b + w^2 w_c); x_p -= w_p s n,
+        x_a += u w_a s n, ...
+
+        Mirrors pbdcloth.constraints.stitch.project_triangle_stitches.
+        """
+        con = cons[offset + wp.tid()]
+        q = con.quad
+        b = con.bary
+        wc = con.w
+        d0 = x_prev[q[0]] - ((x_prev[q[1]] * b[0] + x_prev[q[2]] * b[1]) + x_prev[q[3]] * b[2])
+        target = wp.max(con.rest, wp.length(d0) - closing)
+        xp = p[q[0]]
+        xa = p[q[1]]
+        xb = p[q[2]]
+        xc = p[q[3]]
+        d = xp - ((xa * b[0] + xb * b[1]) + xc * b[2])
+        length = wp.length(d)
+        wsum = ((wc[0] + b[0] * b[0] * wc[1]) + b[1] * b[1] * wc[2]) + b[2] * b[2] * wc[3]
+        if wsum <= zero:
+            return
+        d = d * ((length - target) / wp.max(length, min_length) / wsum)
+        p[q[0]] = xp - d * wc[0]
+        p[q[1]] = xa + d * (b[0] * wc[1])
+        p[q[2]] = xb + d * (b[1] * wc[2])
+        p[q[3]] = xc + d * (b[2] * wc[3])
+
+    return SimpleNamespace(stitches=stitches, soft_pins=soft_pins,
+                           triangle_stitches=triangle_stitches)
 
 
 # --- tethers --------------------------------------------------------------------------------------
