@@ -65,6 +65,9 @@ def test_scene_file_attributes_from_numbers_lists_and_a_usd_primvar(tmp_path: Pa
     assert solver.model.stitches.count == 2 and solver.model.stitch_speed == 2.0
     np.testing.assert_array_equal(solver.model.stitches.rest, [0.01, 0.01])
     assert solver.model.bend.scale is not None and solver.model.stretch.scale is not None
+    summary = "\n".join(spec.summary_lines())
+    assert "attributes bend_scale, mass_scale, shear_scale, stretch_scale" in summary
+    assert "stitches   2, closing at 2 m/s" in summary
     # the attributes are part of the cache's fingerprint
     other = _scene(tmp_path, "[attributes]\nstretch_scale = 0.6\n", mesh='file = "cloth.usda"')
     assert load_scene(other).digest() != spec.digest()

@@ -352,7 +352,17 @@ class SceneSpec:
             (f"settings   {self.settings.model}, {self.settings.substeps} substeps x "
              f"{self.settings.iterations} iterations"),
             f"output     {out.dir / out.name} ({out.format})",
-        ]
+        ] + self._attribute_lines()
+
+    def _attribute_lines(self) -> list[str]:
+        """A line for the per-point attributes and one for the stitches, when there are any."""
+        lines = []
+        if self.point_attributes:
+            lines.append(f"attributes {', '.join(sorted(self.point_attributes))}")
+        if self.stitches is not None:
+            count = int(np.asarray(self.stitches.pairs).reshape(-1, 2).shape[0])
+            lines.append(f"stitches   {count}, closing at {float(self.stitches.speed):g} m/s")
+        return lines
 
 
 # ------------------------------------------------------------------------------------------
