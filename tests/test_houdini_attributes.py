@@ -50,7 +50,7 @@ def _cloth(stitch_group: str = "", prim_groups=None, bend=None, pinweight=None):
 
 
 def test_preprocess_writes_the_stitch_polylines_as_detail_arrays(hou) -> None:  # type: ignore
-    pos, quads, lines, pre, _ = _cloth()
+    _, quads, lines, pre, _ = _cloth()
     out = pre._cook(1, sops.cook_preprocess)
     assert list(out.intListAttribValue(sops.STITCH_PAIRS)) == [i for line in lines for i in line]
     assert list(out.floatListAttribValue(sops.STITCH_REST)) == [0.0, 0.0]
@@ -60,7 +60,7 @@ def test_preprocess_writes_the_stitch_polylines_as_detail_arrays(hou) -> None:  
 
 def test_a_named_stitch_group_takes_only_its_polylines(hou) -> None:  # type: ignore
     n_quads = (NX - 1) * (NY - 1)
-    _, _, lines, pre, _ = _cloth("seam", prim_groups={"seam": [n_quads + 1]})
+    _, _, _, pre, _ = _cloth("seam", prim_groups={"seam": [n_quads + 1]})
     with pytest.raises(hou.NodeError, match="primitive 30 is an open polyline"):
         pre._cook(1, sops.cook_preprocess)  # the other polyline is neither cloth nor stitch
     _, _, _, pre, _ = _cloth("nosuch")

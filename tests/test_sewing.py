@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from pbdcloth import ClothSettings, ClothSolver
-from pbdcloth.cloth.mesh import grid
 from pbdcloth.backends.reference import ReferenceBackend
+from pbdcloth.cloth.mesh import grid
 from pbdcloth.cloth.stitches import Stitches, TriangleStitches
 from pbdcloth.scenes import SCENES
 from pbdcloth.scenes.sewing import sewing_scene
