@@ -49,6 +49,9 @@ TIERS = {
     "hardening": "pipeline",
     "fuzz": "unit",
     "wedge": "pipeline",
+    "attributes": "physics",
+    "sewing": "physics",
+    "attribute_sources": "pipeline",
 }
 
 

@@ -308,8 +308,21 @@ class PointGroup:
         return self._name
 
 
+class PrimGroup:
+    def __init__(self, _name: str, _prims: Sequence[Prim]) -> None:
+        self._name = _name
+        self._prims = tuple(_prims)
+
+    def name(self) -> str:
+        return self._name
+
+    def prims(self) -> tuple[Prim, ...]:
+        return self._prims
+
+
 class Geometry:
-    """Points with float attributes, polygons and VDBs, point groups, detail attributes."""
+    """Points with float attributes, polygons and VDBs, point and primitive groups, detail
+    attributes."""
 
     def __init__(self, geo: "Geometry | None" = None, clone_data_ids: bool = False) -> None:
         self._point_attribs: dict[str, Attrib] = {}
@@ -317,6 +330,7 @@ class Geometry:
         self._global_attribs: dict[str, Attrib] = {}
         self._global_values: dict[str, Any] = {}
         self._groups: dict[str, np.ndarray] = {}
+        self._prim_groups: dict[str, list[int]] = {}
         self._prims: list[Prim] = []
         self._count = 0
         self._read_only = False
@@ -331,6 +345,7 @@ class Geometry:
                                                     a._array)
                 self._global_values[name] = list(geo._global_values[name])
             self._groups = {k: v.copy() for k, v in geo._groups.items()}
+            self._prim_groups = {k: list(v) for k, v in geo._prim_groups.items()}
             self._prims = list(geo._prims)  # prims are immutable in this double
 
     # points and attributes
@@ -354,6 +369,11 @@ class Geometry:
 
     def findPointGroup(self, name: str) -> PointGroup | None:
         return PointGroup(name) if name in self._groups else None
+
+    def findPrimGroup(self, name: str, scope: EnumValue | None = None) -> PrimGroup | None:
+        if name not in self._prim_groups:
+            return None
+        return PrimGroup(name, [self._prims[i] for i in self._prim_groups[name]])
 
     def globPoints(self, pattern: str, ordered: bool = False) -> tuple[Point, ...]:
         chosen: list[int] = []

@@ -21,8 +21,11 @@ def grid_quads(nx: int, ny: int, size: float = 1.0, height: float = 1.0
 
 def geometry(positions: np.ndarray, faces: Sequence[Sequence[int]],
              groups: dict[str, Sequence[int]] | None = None, closed: bool = True,
-             point_floats: dict[str, np.ndarray] | None = None) -> hou.Geometry:
-    """A double Geometry with P, polygons (or open polylines) and point groups."""
+             point_floats: dict[str, np.ndarray] | None = None,
+             polylines: Sequence[Sequence[int]] = (),
+             prim_groups: dict[str, Sequence[int]] | None = None) -> hou.Geometry:
+    """A double Geometry with P, polygons (or open polylines), then the open ``polylines``,
+    point groups and primitive groups (by primitive number)."""
     geo = hou.Geometry()
     geo._count = int(len(positions))
     geo.addAttrib(hou.attribType.Point, "P", (0.0, 0.0, 0.0))
@@ -35,7 +38,12 @@ def geometry(positions: np.ndarray, faces: Sequence[Sequence[int]],
         prim = hou.Polygon(face, _closed=closed)
         prim._number = number
         geo._prims.append(prim)
+    for line in polylines:
+        prim = hou.Polygon(line, _closed=False)
+        prim._number = len(geo._prims)
+        geo._prims.append(prim)
     geo._groups = {k: np.asarray(v, dtype=np.int64) for k, v in (groups or {}).items()}
+    geo._prim_groups = {k: [int(i) for i in v] for k, v in (prim_groups or {}).items()}
     return geo
 
 

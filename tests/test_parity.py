@@ -40,6 +40,8 @@ from pbdcloth.constraints.distance import (
     project_distance_unilateral,
     project_distance_xpbd,
 )
+from pbdcloth.constraints.softpin import project_soft_pins, soft_pin_stiffness
+from pbdcloth.constraints.stitch import project_stitches
 from pbdcloth.constraints.tether import project_tethers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,8 +102,17 @@ def _colored(rng: np.random.Generator, m: int, corners: int) -> tuple[np.ndarray
     return parts, np.arange(COLORS + 1) * m
 
 
-def _distance_family(seed: int, dtype: Any) -> tuple[DistanceFamily, np.ndarray, np.ndarray]:
-    """A random distance family (one zero-length constraint), positions p and x_prev (N, 3)."""
+def _scales(rng: np.random.Generator, m: int, dtype: Any) -> np.ndarray:
+    """Random stiffness scales in [0, 3], some exactly 0 and some exactly 1."""
+    s = rng.uniform(0.0, 3.0, m)
+    s[::7], s[1::7] = 0.0, 1.0
+    return _rounded(s, dtype)
+
+
+def _distance_family(seed: int, dtype: Any, scaled: bool = False
+                     ) -> tuple[DistanceFamily, np.ndarray, np.ndarray]:
+    """A random distance family (one zero-length constraint), positions p and x_prev (N, 3);
+    ``scaled``: with random stiffness scales."""
     rng = np.random.default_rng(seed)
     ij, offsets = _colored(rng, 40, 2)
     x_prev = _rounded(rng.normal(size=(N, 3)), dtype)
@@ -117,7 +128,8 @@ def _distance_family(seed: int, dtype: Any) -> tuple[DistanceFamily, np.ndarray,
         i=ij[:, 0], j=ij[:, 1], rest=rest, wi=wi, wj=wj,
         wi_frac=_rounded(np.where(wsum > 0.0, wi / safe, 0.0), dtype),
         wj_frac=_rounded(np.where(wsum > 0.0, wj / safe, 0.0), dtype),
-        offsets=offsets, source=np.arange(len(ij)))
+        offsets=offsets, source=np.arange(len(ij)),
+        scale=_scales(rng, len(ij), dtype) if scaled else None)
     return family, p, x_prev
 
 
@@ -125,6 +137,7 @@ def _distance_records(family: DistanceFamily, record: Any, fields: tuple[str, st
     rec = np.zeros(len(family.i), dtype=record.numpy_dtype())
     rec["i"], rec["j"], rec["rest"] = family.i, family.j, family.rest
     rec[fields[0]], rec[fields[1]] = getattr(family, fields[0]), getattr(family, fields[1])
+    rec["scale"] = 1.0 if family.scale is None else family.scale
     return wp.array(rec, dtype=record, device=CPU)
 
 
@@ -133,11 +146,15 @@ def _component_major(p: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(p.T)
 
 
+SCALED = pytest.mark.parametrize("scaled", [False, True], ids=["unscaled", "scaled"])
+
+
+@SCALED
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_distance_pbd_mirrors_project_distance_pbd(precision: str, dtype: Any,
-                                                   bound: float) -> None:
+                                                   bound: float, scaled: bool) -> None:
     k = build_kernels(precision)
-    family, p0, _ = _distance_family(1, dtype)
+    family, p0, _ = _distance_family(1, dtype, scaled)
     stiffness = float(dtype(0.7))
     expected = _component_major(p0)
     project_distance_pbd(expected, distance_colors(family, N), stiffness)
@@ -150,12 +167,13 @@ def test_distance_pbd_mirrors_project_distance_pbd(precision: str, dtype: Any,
     assert np.abs(p.numpy() - expected.T).max() < bound
 
 
+@SCALED
 @pytest.mark.parametrize("gamma", [0.0, 0.3])
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_distance_xpbd_mirrors_project_distance_xpbd(precision: str, dtype: Any, bound: float,
-                                                     gamma: float) -> None:
+                                                     gamma: float, scaled: bool) -> None:
     k = build_kernels(precision)
-    family, p0, x_prev = _distance_family(2, dtype)
+    family, p0, x_prev = _distance_family(2, dtype, scaled)
     lam0 = _rounded(np.random.default_rng(4).normal(scale=1e-3, size=len(family.i)), dtype)
     alpha, gamma = float(dtype(0.5)), float(dtype(gamma))
     expected, lam_expected = _component_major(p0), lam0.copy()
@@ -272,7 +290,8 @@ def _rotations(rng: np.random.Generator, m: int) -> np.ndarray:
     return q * np.sign(np.diagonal(r, axis1=1, axis2=2))[:, None, :]
 
 
-def _bend_family(seed: int, dtype: Any) -> tuple[BendFamily, np.ndarray, np.ndarray]:
+def _bend_family(seed: int, dtype: Any, scaled: bool = False
+                 ) -> tuple[BendFamily, np.ndarray, np.ndarray]:
     """Random well-shaped hinges at dihedral angles phi in (-3, 3) (so some C wrap past pi),
     rest angles phi +- 0.6, hinge 0 degenerate (a wing on the edge's end); positions p,
     x_prev."""
@@ -292,22 +311,26 @@ def _bend_family(seed: int, dtype: Any) -> tuple[BendFamily, np.ndarray, np.ndar
     rest = np.pi - np.mod(np.pi - (np.pi - phi + rng.uniform(-0.6, 0.6, m)), 2 * np.pi)
     w = _rounded(_inverse_masses(rng, N), dtype)
     family = BendFamily(quads=quads, rest_angle=_rounded(rest, dtype), w=w[quads],
-                        offsets=offsets, source=np.arange(m))
+                        offsets=offsets, source=np.arange(m),
+                        scale=_scales(rng, m, dtype) if scaled else None)
     return family, p, x_prev
 
 
 def _hinge_records(family: BendFamily, k: Any) -> Any:
     rec = np.zeros(len(family.quads), dtype=k.Hinge.numpy_dtype())
     rec["quad"], rec["rest"], rec["w"] = family.quads, family.rest_angle, family.w
+    rec["scale"] = 1.0 if family.scale is None else family.scale
     return wp.array(rec, dtype=k.Hinge, device=CPU)
 
 
 
 
+@SCALED
 @pytest.mark.parametrize(("precision", "dtype", "bound"), BEND_PRECISIONS)
-def test_bend_pbd_mirrors_project_bend_pbd(precision: str, dtype: Any, bound: float) -> None:
+def test_bend_pbd_mirrors_project_bend_pbd(precision: str, dtype: Any, bound: float,
+                                           scaled: bool) -> None:
     k = build_kernels(precision)
-    family, p0, _ = _bend_family(6, dtype)
+    family, p0, _ = _bend_family(6, dtype, scaled)
     stiffness = float(dtype(0.5))
     expected = _component_major(p0)
     project_bend_pbd(expected, bend_colors(family, N), stiffness)
@@ -319,12 +342,13 @@ def test_bend_pbd_mirrors_project_bend_pbd(precision: str, dtype: Any, bound: fl
     assert np.abs(p.numpy() - expected.T).max() < bound
 
 
+@SCALED
 @pytest.mark.parametrize("gamma", [0.0, 0.3])
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_bend_xpbd_mirrors_project_bend_xpbd(precision: str, dtype: Any, bound: float,
-                                             gamma: float) -> None:
+                                             gamma: float, scaled: bool) -> None:
     k = build_kernels(precision)
-    family, p0, x_prev = _bend_family(7, dtype)
+    family, p0, x_prev = _bend_family(7, dtype, scaled)
     lam0 = _rounded(np.random.default_rng(8).normal(scale=1e-2, size=len(family.quads)), dtype)
     alpha, gamma = float(dtype(0.2)), float(dtype(gamma))
     expected, lam_expected = _component_major(p0), lam0.copy()
@@ -353,12 +377,16 @@ def _lane_projection(kind: str, model: str, p0: np.ndarray, x_prev: np.ndarray,
     from pbdcloth.backends.warp.lanes import LaneGroups, build_lane_kernels
 
     if isinstance(family, DistanceFamily):
+        count = len(family.i)
         group = LaneGroups(np.stack([family.i, family.j], axis=1), family.offsets, CPU,
                            frac=np.stack([family.wi_frac, family.wj_frac], axis=1),
-                           w=np.stack([family.wi, family.wj], axis=1), rest=family.rest)
+                           w=np.stack([family.wi, family.wj], axis=1), rest=family.rest,
+                           scale=np.ones(count) if family.scale is None else family.scale)
         weights = group.frac if model == "pbd" else group.w
     else:
-        group = LaneGroups(family.quads, family.offsets, CPU, w=family.w, rest=family.rest_angle)
+        count = len(family.quads)
+        group = LaneGroups(family.quads, family.offsets, CPU, w=family.w, rest=family.rest_angle,
+                           scale=np.ones(count) if family.scale is None else family.scale)
         weights = group.w
     used = group.slot >= 0
     lam_lanes = np.zeros(group.slot.size, dtype=np.float32)
@@ -367,7 +395,7 @@ def _lane_projection(kind: str, model: str, p0: np.ndarray, x_prev: np.ndarray,
     p = _vec3(p0, np.float32)
     kernel = getattr(build_lane_kernels(), f"{kind}_{model}_lanes")
     wp.launch(kernel, 1, [p, _vec3(x_prev, np.float32), group.idx, weights, group.rest,
-                          group.lam, 0, group.groups, 0, *args], device=CPU)
+                          group.lam, group.scale, 0, group.groups, 0, *args], device=CPU)
     lam = lam0.copy()
     lam[group.slot[used]] = group.lam.numpy()[used]
     return p.numpy(), lam
@@ -376,12 +404,13 @@ def _lane_projection(kind: str, model: str, p0: np.ndarray, x_prev: np.ndarray,
 #: Lane kernels against numpy (float32 inputs): measured 2.2e-7 m (distances, the per-constraint
 #: kernels' arithmetic) and 5.3e-6 m (bends: Cephes' atanf polynomial, 1-2 units, instead of
 #: libm's atan); bounds FLOAT32_BOUND and the float32 bend bound. Multipliers: 1.7e-6 relative.
+@SCALED
 @pytest.mark.parametrize("model", ["pbd", "xpbd"])
 @pytest.mark.parametrize("kind", ["distance", "bend"])
-def test_lane_kernels_mirror_the_numpy_projections(kind: str, model: str) -> None:
+def test_lane_kernels_mirror_the_numpy_projections(kind: str, model: str, scaled: bool) -> None:
     dtype = np.float32
     make = _distance_family if kind == "distance" else _bend_family
-    family, p0, x_prev = make(11, dtype)
+    family, p0, x_prev = make(11, dtype, scaled)
     count = len(family.i) if isinstance(family, DistanceFamily) else len(family.quads)
     lam0 = _rounded(np.random.default_rng(13).normal(scale=1e-2, size=count), dtype)
     stiffness, alpha, gamma = float(dtype(0.6)), float(dtype(0.3)), float(dtype(0.2))
@@ -434,6 +463,92 @@ def test_tethers_mirror_project_tethers(precision: str, dtype: Any, bound: float
               device=CPU)
     assert 10 < taut < len(particle)
     assert int(flags.numpy().sum()) == taut
+    assert np.abs(p.numpy() - expected.T).max() < bound
+
+
+# --- stitches and soft pins -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_stitches_mirror_project_stitches(precision: str, dtype: Any, bound: float) -> None:
+    """Random stitches (rest 0 and longer, some pinned ends): the closing limit binds on some
+    (start farther apart than rest + closing) and not on others."""
+    k = build_kernels(precision)
+    family, p0, x_prev = _distance_family(14, dtype)
+    rng = np.random.default_rng(15)
+    rest = np.where(rng.random(len(family.i)) < 0.5, 0.0, family.rest)
+    family = DistanceFamily(**{**vars(family), "rest": _rounded(rest, dtype)})
+    closing = float(dtype(0.8))
+    start = np.linalg.norm(x_prev[family.i] - x_prev[family.j], axis=1)
+    limited = start - closing > family.rest
+    assert 5 < limited.sum() < len(limited) - 5
+    expected = _component_major(p0)
+    project_stitches(expected, _component_major(x_prev), distance_colors(family, N), closing)
+    p = _vec3(p0, dtype)
+    records = _distance_records(family, k.DistancePbd, ("wi_frac", "wj_frac"))
+    for color in family.color_slices():
+        wp.launch(k.stitches, color.stop - color.start,
+                  [p, _vec3(x_prev, dtype), records, color.start, k.scalar(closing)], device=CPU)
+    assert np.abs(expected.T - p0).max() > 1e-2
+    assert np.abs(p.numpy() - expected.T).max() < bound
+
+
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_triangle_stitches_mirror_project_triangle_stitches(precision: str, dtype: Any,
+                                                            bound: float) -> None:
+    """Random point-to-triangle stitches in three colors (some corners pinned, some rest
+    lengths 0), the closing limit binding on some. float32: measured 2.2e-6 m, above the
+    distances' bound: the step divides by w_p + u^2 w_a + v^2 w_b + w^2 w_c, small where p is
+    pinned, which amplifies the rounding of C; bound 64 eps."""
+    from pbdcloth.cloth.model import TriangleStitchFamily
+    from pbdcloth.constraints.stitch import project_triangle_stitches, triangle_stitch_colors
+
+    k = build_kernels(precision)
+    rng = np.random.default_rng(17)
+    members, offsets = _colored(rng, 20, 4)
+    bary = rng.dirichlet(np.ones(3), len(members))
+    x_prev = _rounded(rng.normal(size=(N, 3)), dtype)
+    p0 = _rounded(x_prev + rng.normal(scale=0.05, size=(N, 3)), dtype)
+    w = _rounded(_inverse_masses(rng, N), dtype)
+    rest = np.where(rng.random(len(members)) < 0.5, 0.0, rng.uniform(0.1, 1.0, len(members)))
+    family = TriangleStitchFamily(members=members, barycentric=_rounded(bary, dtype),
+                                  rest=_rounded(rest, dtype), w=w[members], offsets=offsets,
+                                  source=np.arange(len(members)))
+    closing = float(dtype(0.6))
+    expected = _component_major(p0)
+    project_triangle_stitches(expected, _component_major(x_prev),
+                              triangle_stitch_colors(family, N), closing)
+    rec = np.zeros(len(members), dtype=k.TriStitch.numpy_dtype())
+    rec["quad"], rec["bary"], rec["rest"], rec["w"] = (members, family.barycentric, family.rest,
+                                                       family.w)
+    records = wp.array(rec, dtype=k.TriStitch, device=CPU)
+    p = _vec3(p0, dtype)
+    for color in family.color_slices():
+        wp.launch(k.triangle_stitches, color.stop - color.start,
+                  [p, _vec3(x_prev, dtype), records, color.start, k.scalar(closing)], device=CPU)
+    assert np.abs(expected.T - p0).max() > 1e-2
+    assert np.abs(p.numpy() - expected.T).max() < (bound if dtype is np.float64 else 4 * bound)
+
+
+@pytest.mark.parametrize("alpha", [0.25, 1.0])
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_soft_pins_mirror_project_soft_pins(precision: str, dtype: Any, bound: float,
+                                            alpha: float) -> None:
+    k = build_kernels(precision)
+    rng = np.random.default_rng(16)
+    particle = rng.permutation(N)[:60]
+    start = _rounded(rng.normal(size=(60, 3)), dtype)
+    end = _rounded(start + rng.normal(scale=0.3, size=(60, 3)), dtype)
+    weight = rng.uniform(0.01, 0.99, 60)
+    stiffness = _rounded(soft_pin_stiffness(weight, 3), dtype)
+    p0 = _rounded(rng.normal(size=(N, 3)), dtype)
+    target = start + alpha * (end - start) if alpha < 1.0 else end
+    expected = _component_major(p0)
+    project_soft_pins(expected, particle, np.ascontiguousarray(target.T), stiffness)
+    p = _vec3(p0, dtype)
+    wp.launch(k.soft_pins, 60, [p, wp.array(particle.astype(np.int32), dtype=wp.int32, device=CPU),
+                                _vec3(start, dtype), _vec3(end, dtype), k.scalar(alpha),
+                                _scalars(stiffness, dtype)], device=CPU)
+    assert np.abs(expected.T - p0).max() > 1e-1
     assert np.abs(p.numpy() - expected.T).max() < bound
 
 

@@ -306,10 +306,11 @@ def _sdf_drape() -> Scene:
     return Scene("sdf drape", "", pos, tris, np.zeros(0, np.int64), settings, colliders, 24)
 
 
-def _sdf_paddle() -> Scene:
+def _sdf_paddle(hierarchy: bool = False) -> Scene:
     """A hanging sheet pushed by a box level set that turns and advances (friction 0.3)."""
     pos, tris = grid(16, 16, 0.8, 0.8, plane="xy", origin=(-0.4, 0.4, 0.0))
-    settings = ClothSettings(substeps=10, iterations=1, friction=0.3, damping=0.5)
+    settings = ClothSettings(substeps=10, iterations=1, friction=0.3, damping=0.5,
+                             hierarchy=hierarchy)
     paddle = _box_sdf(PADDLE_HALF, 0.01, 0.03)
 
     def move(solver: ClothSolver, frame: int) -> None:
@@ -338,13 +339,15 @@ def test_sdf_colliders_agree_with_numpy(make: Callable[[], Scene]) -> None:
 
 
 def test_moving_sdf_leaves_no_particle_inside() -> None:
-    scene = _sdf_paddle()
+    """With the hierarchical pass on: its coarse levels would pull the pushed sheet into the
+    paddle, deeper than the level set's band, but the particles in contact stay put."""
+    scene = _sdf_paddle(hierarchy=True)
     run = simulate(scene, 24, "warp")
     worst = min(float(_box_distance((x - pose[:3, 3]) @ pose[:3, :3], PADDLE_HALF).min())
                 for x, pose in ((run.positions[f], _paddle_pose((f + 1) * DT))
                                 for f in range(24)))
     assert worst > 0.0  # exact box distance at every frame end: outside
-    scene = _sdf_paddle()
+    scene = _sdf_paddle(hierarchy=True)
     scene.colliders[0] = Plane((0, -5, 0), (0, 1, 0))  # negative control: nothing stops it
     free = simulate(scene, 24, "warp")
     assert min(float(_box_distance((x - pose[:3, 3]) @ pose[:3, :3], PADDLE_HALF).min())
@@ -429,16 +432,22 @@ def test_lane_bend_kernels_agree_with_per_hinge_kernels(model: str) -> None:
     assert max_diff(run(True, 0.05), lanes) > 20 * PATH_BOUND
 
 
-def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: bool = False
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: bool = False,
+                    scaled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """One projection of a whole distance family (every color) on a jittered 12 x 12 sheet:
     positions (N, 3) and multipliers (M,) in colored order, by the lane kernels or by the
     per-constraint kernels. XPBD starts from nonzero multipliers and with constraint damping,
-    so every term of the update is exercised."""
+    so every term of the update is exercised; ``scaled``: with random per-point stiffness
+    scales in [0, 3] (a fifth of the points at 0)."""
     from pbdcloth.backends.warp.lanes import LANES, LaneGroups, build_lane_kernels
 
     pos, tris = grid(12, 12, 1.0, 1.0, plane="xz")
-    solver = ClothSolver(pos, tris, pinned=[0, 11])
+    attrs = None
+    if scaled:
+        scale = np.random.default_rng(5).uniform(0.0, 3.0, len(pos))
+        scale[::5] = 0.0
+        attrs = {"stretch_scale": scale, "shear_scale": scale[::-1].copy()}
+    solver = ClothSolver(pos, tris, pinned=[0, 11], point_attributes=attrs)
     backend = WarpBackend(solver.model, device="cpu")
     k, lk, m = backend.k, build_lane_kernels(), backend.m
     fam = getattr(solver.model, family)
@@ -465,7 +474,8 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
     offsets = np.array([0, fam.count]) if ignore_colors else fam.offsets
     group = LaneGroups(np.stack([fam.i, fam.j], axis=1)[order], offsets, "cpu",
                        frac=np.stack([fam.wi_frac, fam.wj_frac], axis=1)[order],
-                       w=np.stack([fam.wi, fam.wj], axis=1)[order], rest=fam.rest[order])
+                       w=np.stack([fam.wi, fam.wj], axis=1)[order], rest=fam.rest[order],
+                       scale=(np.ones(fam.count) if fam.scale is None else fam.scale)[order])
     assert group.groups == sum(cnt for _, cnt in group.spans)
     assert group.groups * LANES - fam.count < LANES * len(group.spans)  # padding < 1 group/color
     used = group.slot >= 0
@@ -475,10 +485,12 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
     group.lam.assign(lam_lanes)
     if model == "pbd":
         wp.launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest, group.lam,
-                                             0, group.groups, 0, stiff], device="cpu")
+                                             group.scale, 0, group.groups, 0, stiff],
+                  device="cpu")
     else:
         wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,
-                                              0, group.groups, 0, alpha, gamma], device="cpu")
+                                              group.scale, 0, group.groups, 0, alpha, gamma],
+                  device="cpu")
     lam = np.array(lam0)
     lam[source] = group.lam.numpy()[used]
     return p.numpy(), lam
@@ -490,15 +502,21 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
 #: built without the colors (topology order, one "color"), where the eight lanes of a group share
 #: particles and the later store overwrites the earlier move, end centimetres away (measured
 #: 2.6e-2 .. 4.3e-2 m).
+@pytest.mark.parametrize("scaled", [False, True], ids=["unscaled", "scaled"])
 @pytest.mark.parametrize("family", ["stretch", "shear"])
 @pytest.mark.parametrize("model", ["pbd", "xpbd"])
-def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: str) -> None:
-    lanes, lam_lanes = _project_family(family, model, use_lanes=True)
-    scalar, lam_scalar = _project_family(family, model, use_lanes=False)
+def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: str,
+                                                            scaled: bool) -> None:
+    lanes, lam_lanes = _project_family(family, model, use_lanes=True, scaled=scaled)
+    scalar, lam_scalar = _project_family(family, model, use_lanes=False, scaled=scaled)
     np.testing.assert_array_equal(lanes, scalar)
     np.testing.assert_array_equal(lam_lanes, lam_scalar)
-    crossed, _ = _project_family(family, model, use_lanes=True, ignore_colors=True)
+    crossed, _ = _project_family(family, model, use_lanes=True, ignore_colors=True,
+                                 scaled=scaled)
     assert max_diff(crossed, scalar) > 1e-4
+    if scaled:  # the scales change the result
+        plain, _ = _project_family(family, model, use_lanes=True)
+        assert max_diff(plain, lanes) > 1e-4
 
 
 def _sheet_with_and_without_lanes(model: str, bend: bool) -> tuple[Run, Run]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Sequence
 
 import numpy as np
@@ -83,9 +83,20 @@ class ClothSolver:
         velocities: initial velocities (N, 3) [m/s]; zero when ``None``.
         self_collision_tuning: the self-collision method's constants (tests and benchmarks
             pass another :class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning`).
+        point_attributes: per-point attributes by name, (N,) arrays
+            (:data:`~pbdcloth.cloth.attributes.POINT_ATTRIBUTES`: ``mass_scale``,
+            ``stretch_scale``, ``shear_scale``, ``bend_scale``, ``pin_weight``). A pin weight
+            of 1 adds a hard pin (to :attr:`pinned`), one in (0, 1) a soft pin
+            (:attr:`soft_pinned`).
+        stitches: stitch / weld constraints between point pairs
+            (:mod:`pbdcloth.cloth.stitches`: (K, 2) pairs, (K, 3) rows (i, j, rest) or a
+            :class:`~pbdcloth.cloth.stitches.Stitches`).
+        triangle_stitches: stitches from points to points inside triangles
+            (:class:`~pbdcloth.cloth.stitches.TriangleStitches`).
 
     Raises:
-        MeshError: bad mesh or pins (see :class:`~pbdcloth.cloth.mesh.ClothMesh`).
+        MeshError: bad mesh or pins (see :class:`~pbdcloth.cloth.mesh.ClothMesh`), bad point
+            attributes (``PointAttributeError``) or stitches (``StitchError``), both MeshErrors.
         SettingsError: out-of-range settings.
     """
 
@@ -98,10 +109,16 @@ class ClothSolver:
         colliders: Sequence[Collider] | None = (),
         velocities: ArrayLike | None = None,
         self_collision_tuning: SelfCollisionTuning = DEFAULT_TUNING,
+        point_attributes: Mapping[str, ArrayLike] | None = None,
+        stitches: Any = None,
+        triangle_stitches: Any = None,
     ) -> None:
         self._settings = self._check_settings(settings if settings is not None else ClothSettings())
         mesh = ClothMesh.from_arrays(positions, faces)
-        self.model: ClothModel = build_model(mesh, pinned, self._settings.density)
+        self._point_attributes, self._stitches = point_attributes, stitches
+        self._triangle_stitches = triangle_stitches
+        self.model: ClothModel = build_model(mesh, pinned, self._settings.density,
+                                             point_attributes, stitches, triangle_stitches)
         self.colliders: list[Collider] = self._check_colliders(colliders)
         self._tuning = self_collision_tuning
         x = mesh.positions.copy()
@@ -113,6 +130,8 @@ class ClothSolver:
         self._state = ClothState(x, v)
         self._pin_start = x[self.model.pinned].copy()
         self._pin_end = self._pin_start.copy()
+        self._soft_start = x[self.model.soft_pins.particle].copy()
+        self._soft_end = self._soft_start.copy()
         self._backend: Backend = make_backend(self.model, self._settings, self._tuning)
         self.last_stats = FrameStats()
         self.last_frame_seconds = 0.0
@@ -154,7 +173,9 @@ class ClothSolver:
         old = self._settings
         self._settings = value
         if value.density != old.density:
-            self.model = build_model(self.model.mesh, self.model.pinned, value.density)
+            self.model = build_model(self.model.mesh, self.model.pinned, value.density,
+                                     self._point_attributes, self._stitches,
+                                     self._triangle_stitches)
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
             self._backend = make_backend(self.model, value, self._tuning)
@@ -222,6 +243,11 @@ class ClothSolver:
         return self.model.pinned
 
     @property
+    def soft_pinned(self) -> NDArray[np.intp]:
+        """Indices of the soft-pinned particles (pin weight in (0, 1)), sorted, shape (S,)."""
+        return self.model.soft_pins.particle
+
+    @property
     def triangles(self) -> NDArray[np.int64]:
         return self.model.mesh.triangles
 
@@ -230,12 +256,14 @@ class ClothSolver:
         """Target positions of the pinned particles at the end of the coming frame.
 
         ``targets`` is (P, 3) in the order of :attr:`pinned` (sorted indices), or (N, 3) for all
-        particles (only the pinned rows are used). Within the frame the pins move linearly from
-        their previous targets to these, substep by substep.
+        particles (only the pinned rows are used, soft pins' included). Within the frame the
+        pins move linearly from their previous targets to these, substep by substep.
         """
         arr = real_array(targets, "pin targets", SolverInputError, finite=False)
         pins = self.model.pinned
         if arr.shape == self._state.positions.shape:
+            if self.model.soft_pins.count:
+                self.set_soft_pin_targets(arr)
             arr = arr[pins]
         if arr.shape != (pins.size, 3):
             raise SolverInputError(
@@ -248,22 +276,47 @@ class ClothSolver:
                                    f"+-{MAX_COORDINATE:g} m; rows {bad[:8].tolist()} are not")
         self._pin_end = arr.copy()
 
+    def set_soft_pin_targets(self, targets: ArrayLike) -> None:
+        """Target positions of the soft-pinned particles at the end of the coming frame:
+        (S, 3) in the order of :attr:`soft_pinned`, or (N, 3) (the soft-pinned rows are used)."""
+        arr = real_array(targets, "soft pin targets", SolverInputError, finite=False)
+        soft = self.model.soft_pins.particle
+        if arr.shape == self._state.positions.shape:
+            arr = arr[soft]
+        if arr.shape != (soft.size, 3):
+            raise SolverInputError(
+                f"soft pin targets must have shape ({soft.size}, 3) (one per soft-pinned point, "
+                f"in sorted index order) or {self._state.positions.shape}, got {arr.shape}")
+        bad = np.flatnonzero(~(np.isfinite(arr) & (np.abs(arr) <= MAX_COORDINATE)).all(axis=1))
+        if bad.size:
+            raise SolverInputError(f"soft pin targets must be finite and within "
+                                   f"+-{MAX_COORDINATE:g} m; rows {bad[:8].tolist()} are not")
+        self._soft_end = arr.copy()
+
     def control(self) -> Control:
         """The controls of the coming frame: settings, pin targets, colliders."""
+        soft = self.model.soft_pins.count > 0
         return Control(settings=self._settings, pin_start=self._pin_start, pin_end=self._pin_end,
-                       colliders=tuple(self.colliders))
+                       colliders=tuple(self.colliders),
+                       soft_start=self._soft_start if soft else None,
+                       soft_end=self._soft_end if soft else None)
 
     # --- checkpoints -------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
         """Exact copies of everything the solver carries from frame to frame: ``positions``,
         ``velocities`` (N, 3), ``pin_start``, ``pin_end`` (P, 3), ``frame`` and ``time``.
 
-        Colliders are controls, not state: whoever animates them restores their poses.
+        With soft pins also ``soft_start``, ``soft_end`` (S, 3). Colliders are controls, not
+        state: whoever animates them restores their poses.
         """
         s = self._state
-        return {"positions": s.positions.copy(), "velocities": s.velocities.copy(),
-                "pin_start": self._pin_start.copy(), "pin_end": self._pin_end.copy(),
-                "frame": int(s.frame), "time": float(s.time)}
+        out: dict[str, Any] = {
+            "positions": s.positions.copy(), "velocities": s.velocities.copy(),
+            "pin_start": self._pin_start.copy(), "pin_end": self._pin_end.copy(),
+            "frame": int(s.frame), "time": float(s.time)}
+        if self.model.soft_pins.count:
+            out["soft_start"], out["soft_end"] = self._soft_start.copy(), self._soft_end.copy()
+        return out
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`get_state` snapshot bit for bit (shapes and finiteness checked)."""
@@ -284,9 +337,13 @@ class ClothSolver:
         if isinstance(when, bool) or not isinstance(when, numbers.Real) \
                 or not np.isfinite(float(when)):
             raise SolverInputError(f"state 'time' must be a finite number, got {when!r}")
+        soft = {name: self._checked(f"state '{name}'", state[name], self._soft_start.shape)
+                for name in ("soft_start", "soft_end") if name in state}
         self._state = ClothState(arrays["positions"], arrays["velocities"], int(frame),
                                  float(when))
         self._pin_start, self._pin_end = arrays["pin_start"], arrays["pin_end"]
+        self._soft_start = soft.get("soft_start", self._soft_start)
+        self._soft_end = soft.get("soft_end", self._soft_end)
 
     # --- stepping ----------------------------------------------------------------------------
     def step(self, dt: float = 1.0 / 24.0) -> FrameStats:
@@ -304,6 +361,7 @@ class ClothSolver:
                          self._state.time)
         stats = self._backend.step(self._state, out, self.control(), float(dt))
         self._pin_start = self._pin_end.copy()
+        self._soft_start = self._soft_end.copy()
         for collider in self.colliders:
             collider.end_frame()
         bad = _first_bad_particle(out)

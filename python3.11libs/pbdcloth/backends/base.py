@@ -67,12 +67,17 @@ class Control:
         pin_end: pin targets at the end of the frame [m], shape (P, 3); within the frame pins
             travel linearly from ``pin_start`` to ``pin_end``, substep by substep.
         colliders: obstacles, each posed for the start and the end of the frame (``move_to``).
+        soft_start, soft_end: targets of the soft pins (``model.soft_pins``) at the start and
+            the end of the frame [m], shape (S, 3), in sorted order; moving like ``pin_start``
+            and ``pin_end``. ``None`` without soft pins.
     """
 
     settings: ClothSettings
     pin_start: F
     pin_end: F
     colliders: Sequence[Collider] = ()
+    soft_start: F | None = None
+    soft_end: F | None = None
 
 
 class Backend(Protocol):

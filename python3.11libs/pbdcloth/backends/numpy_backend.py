@@ -11,8 +11,9 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    hierarchical pass (:mod:`pbdcloth.constraints.hierarchy`) when on (with self-collision on:
    the velocity clamp before, the broad phase after, and no hierarchical pass).
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
-   then tethers, then colliders (last, so particles end each iteration outside obstacles), then
-   self-collision when on (selfcollision/stage.py, which also clamps the predicted velocity).
+   stitches (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
+   colliders (last, so particles end each iteration outside obstacles), then self-collision
+   when on (selfcollision/stage.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """
 
@@ -38,6 +39,12 @@ from ..constraints.distance import (
     project_distance_xpbd,
 )
 from ..constraints.hierarchy import hierarchy_batches, project_hierarchy
+from ..constraints.softpin import project_soft_pins, soft_pin_stiffness
+from ..constraints.stitch import (
+    project_stitches,
+    project_triangle_stitches,
+    triangle_stitch_colors,
+)
 from ..constraints.tether import project_tethers
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -90,6 +97,10 @@ class NumpyBackend:
         self._shear = distance_colors(model.shear, n)
         self._bend = bend_colors(model.bend, n)
         self._levels = hierarchy_batches(model.hierarchy, n)
+        self._stitch = distance_colors(model.stitches, n)
+        self._tri_stitch = triangle_stitch_colors(model.triangle_stitches, n)
+        self._soft_k: F = np.zeros(0)
+        self._soft_target: F = np.zeros((3, 0))
         self._distance_work = DistanceWorkspace(CHUNK)
         self._bend_work = BendWorkspace(CHUNK)
         self._free = model.inv_mass > 0.0
@@ -107,10 +118,13 @@ class NumpyBackend:
         settings = control.settings
         n_sub = settings.substeps
         consts = self._constants(settings, dt / n_sub)
+        if self.model.soft_pins.count:
+            self._soft_k = soft_pin_stiffness(self.model.soft_pins.weight, settings.iterations)
         selfcol = self.self_collision if settings.self_collision else None
         stats = FrameStats(substeps=n_sub)
         if selfcol is not None:
             selfcol.stats.reset()
+        self.contacts.clear()  # nothing of the last frame's contacts carries over
         X = np.array(state_in.positions.T, order="C")
         V = np.array(state_in.velocities.T, order="C")
         for s in range(n_sub):
@@ -149,10 +163,17 @@ class NumpyBackend:
         if pins.size:
             start, end = control.pin_start, control.pin_end
             P[:, pins] = (start + a1 * (end - start)).T if a1 < 1.0 else end.T
+        if self.model.soft_pins.count:
+            self._soft_target = self._soft_targets(control, a1)
         if selfcol is not None:
             selfcol.begin_substep(P, settings.self_thickness, settings.self_clamp)
         if settings.hierarchy and selfcol is None:
+            # Particles that touched a collider in this frame's last substep stay where the
+            # prediction put them: the coarse levels know no obstacles and would pull them in.
+            touching = np.flatnonzero(self.contacts.active)
+            held = P[:, touching]
             project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
+            P[:, touching] = held
         self.contacts.clear()
         if consts.xpbd:
             for lam in self._lam:
@@ -176,10 +197,17 @@ class NumpyBackend:
             project_distance_pbd(P, self._stretch, consts.k[0], self._distance_work)
             project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
+        if self._stitch:
+            project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h)
+        if self._tri_stitch:
+            project_triangle_stitches(P, X_prev, self._tri_stitch,
+                                      self.model.triangle_stitches.speed * consts.h)
         tethers = self.model.tethers
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,
                                                    tethers.rest, settings.tether_slack)
+        if self.model.soft_pins.count:
+            project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         PT, XT = P.T, X_prev.T
         for collider in control.colliders:
             project_contacts(PT, XT, self._free, collider, a0, a1, consts.h, settings.thickness,
@@ -187,6 +215,15 @@ class NumpyBackend:
                              settings.continuous_collision)
         if selfcol is not None:
             selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
+
+    def _soft_targets(self, control: Control, a1: float) -> F:
+        """The soft pins' targets (3, S) at ``a1`` of the frame (their rest positions when the
+        control carries none)."""
+        soft = self.model.soft_pins
+        if control.soft_start is None or control.soft_end is None:
+            return np.ascontiguousarray(self.model.mesh.positions[soft.particle].T)
+        start, end = control.soft_start, control.soft_end
+        return np.ascontiguousarray((start + a1 * (end - start)).T if a1 < 1.0 else end.T)
 
     def _update(self, P: F, X_prev: F, V_pred: F, control: Control,
                 consts: _FrameConstants) -> tuple[F, F]:

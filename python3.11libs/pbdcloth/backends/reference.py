@@ -7,7 +7,10 @@ vectorized solve; the tests check that to 1e-12. It is far too slow for real use
 
 The formulas are written out here independently of :mod:`pbdcloth.constraints`, from the papers
 (Müller 2006 eq. 10-11 for distances; the dihedral angle and its gradient after Bridson 2003;
-Macklin 2016 eq. 18 for XPBD; Müller 2008 for the hierarchical pass).
+Macklin 2016 eq. 18 for XPBD; Müller 2008 for the hierarchical pass). Per-constraint stiffness scales s (PBD: min(1, s k'); XPBD:
+compliance alpha / s), stitches (closing at the model's stitch speed) and soft pins
+(x += k' (t - x)) follow :mod:`pbdcloth.cloth.attributes`, :mod:`pbdcloth.constraints.stitch`
+and :mod:`pbdcloth.constraints.softpin`'s definitions, one constraint at a time.
 """
 
 from __future__ import annotations
@@ -62,12 +65,14 @@ class ReferenceBackend:
     def __init__(self, model: ClothModel) -> None:
         self.model = model
         self.contacts = ContactBuffer(model.particle_count)
+        self._soft: tuple[F | None, F | None] = (None, None)
 
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,
              dt: float) -> FrameStats:
         """One frame ``dt`` [s] of ``control.settings.substeps`` substeps: reads ``state_in``
         (not modified) and the control, writes new position and velocity arrays to
         ``state_out``."""
+        self._soft = (control.soft_start, control.soft_end)
         x, v, stats = self._frame(state_in.positions, state_in.velocities, control.settings, dt,
                                   control.pin_start, control.pin_end, control.colliders)
         state_out.positions, state_out.velocities = x, v
@@ -76,7 +81,8 @@ class ReferenceBackend:
     def _hierarchy(self, P: F, slack: float) -> None:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
         level's masses, then its corrections interpolated to the finer level's other
-        particles, x_f = X_f + sum_k w_fk (x_pk - X_pk)."""
+        particles, x_f = X_f + sum_k w_fk (x_pk - X_pk). (The caller keeps the particles that
+        touched a collider in the frame's last substep where they were.)"""
         start = P.copy()
         for level in reversed(self.model.hierarchy.levels):
             for c in range(level.count):
@@ -115,6 +121,7 @@ class ReferenceBackend:
         if settings.self_collision:
             raise NotImplementedError(
                 "the reference loop has no self-collision; use the numpy backend")
+        self.contacts.clear()
         for s in range(n_sub):
             a0, a1 = s / n_sub, (s + 1) / n_sub
             V *= decay
@@ -123,7 +130,11 @@ class ReferenceBackend:
             if model.pinned.size:
                 P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end
             if settings.hierarchy:
+                touching = np.flatnonzero(self.contacts.active)
+                held = P[touching].copy()
                 self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
+                P[touching] = held
+            soft_target = self._soft_target(a1)
             V_pred = V.copy()
             self.contacts.clear()
             lams = {"stretch": np.zeros(model.stretch.count), "shear": np.zeros(model.shear.count),
@@ -138,6 +149,7 @@ class ReferenceBackend:
                     at = alpha / (h * h)
                     lam = lams[name]
                     for c in range(fam.count):
+                        sc = 1.0 if fam.scale is None else float(fam.scale[c])
                         i, j = int(fam.i[c]), int(fam.j[c])
                         wi, wj = w[i], w[j]
                         d = P[i] - P[j]
@@ -147,18 +159,22 @@ class ReferenceBackend:
                         n = d / length
                         cval = length - fam.rest[c]
                         if xpbd:
-                            dlam = (-cval - at * lam[c]) / (wi + wj + at)
+                            if sc * (wi + wj) + at == 0.0:
+                                continue
+                            dlam = (-sc * cval - at * lam[c]) / (sc * (wi + wj) + at)
                             lam[c] += dlam
                             P[i] += wi * dlam * n
                             P[j] -= wj * dlam * n
                         else:
-                            P[i] -= wi / (wi + wj) * kk * cval * n
-                            P[j] += wj / (wi + wj) * kk * cval * n
+                            ks = min(1.0, kk * sc)
+                            P[i] -= wi / (wi + wj) * ks * cval * n
+                            P[j] += wj / (wi + wj) * ks * cval * n
                 bend = model.bend
                 kb = pbd_stiffness(settings.bend_stiffness, settings.iterations)
                 atb = settings.bend_compliance / (h * h)
                 lam = lams["bend"]
                 for c in range(bend.count):
+                    sc = 1.0 if bend.scale is None else float(bend.scale[c])
                     q = [int(k) for k in bend.quads[c]]
                     res = _hinge_angle_gradient(*(P[k] for k in q))
                     if res is None:
@@ -167,14 +183,50 @@ class ReferenceBackend:
                     cval = _wrap(theta - bend.rest_angle[c])
                     denom = sum(w[k] * float(gk @ gk) for k, gk in zip(q, grads))
                     if xpbd:
-                        dlam = (-cval - atb * lam[c]) / (denom + atb)
+                        if sc * denom + atb <= 0.0:
+                            continue
+                        dlam = (-sc * cval - atb * lam[c]) / (sc * denom + atb)
                         lam[c] += dlam
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * dlam * gk
                     elif denom > 0.0:
-                        step = -kb * cval / denom
+                        step = -min(1.0, kb * sc) * cval / denom
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * step * gk
+                st = model.stitches
+                for c in range(st.count):
+                    i, j = int(st.i[c]), int(st.j[c])
+                    wi, wj = w[i], w[j]
+                    if wi + wj == 0.0:
+                        continue
+                    target = max(float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
+                                 - model.stitch_speed * h)
+                    d = P[i] - P[j]
+                    length = float(np.linalg.norm(d))
+                    if length < 1e-12:
+                        continue
+                    corr = (length - target) / length * d
+                    P[i] -= wi / (wi + wj) * corr
+                    P[j] += wj / (wi + wj) * corr
+                ts = model.triangle_stitches
+                for c in range(ts.count):
+                    p_, a_, b_, c_ = (int(k) for k in ts.members[c])
+                    u, vv, ww = (float(k) for k in ts.barycentric[c])
+                    wts = [w[p_], u * u * w[a_], vv * vv * w[b_], ww * ww * w[c_]]
+                    if sum(wts) == 0.0:
+                        continue
+                    q0 = u * X[a_] + vv * X[b_] + ww * X[c_]
+                    target = max(float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0))
+                                 - ts.speed * h)
+                    d = P[p_] - (u * P[a_] + vv * P[b_] + ww * P[c_])
+                    length = float(np.linalg.norm(d))
+                    if length < 1e-12:
+                        continue
+                    corr = (length - target) / sum(wts) / length * d
+                    P[p_] -= w[p_] * corr
+                    P[a_] += u * w[a_] * corr
+                    P[b_] += vv * w[b_] * corr
+                    P[c_] += ww * w[c_] * corr
                 if settings.tethers:
                     t = model.tethers
                     for c in range(t.count):
@@ -184,6 +236,11 @@ class ReferenceBackend:
                         over = length - settings.tether_slack * t.rest[c]
                         if over > 0.0:
                             P[i] -= d * (over / length)
+                soft = model.soft_pins
+                for c in range(soft.count):
+                    kp = 1.0 - (1.0 - float(soft.weight[c])) ** (1.0 / settings.iterations)
+                    i = int(soft.particle[c])
+                    P[i] += kp * (soft_target[c] - P[i])
                 for collider in colliders:
                     project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
                                      settings.mu_static, settings.friction, self.contacts)
@@ -192,3 +249,10 @@ class ReferenceBackend:
                 apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)
             X = P
         return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)
+
+    def _soft_target(self, a1: float) -> F:
+        """The soft pins' targets (S, 3) at ``a1`` of the frame (rest positions without any)."""
+        start, end = self._soft
+        if start is None or end is None:
+            return self.model.mesh.positions[self.model.soft_pins.particle]
+        return start + a1 * (end - start) if a1 < 1.0 else end

@@ -8,13 +8,14 @@ pull travels in a few passes; their corrections are interpolated down to the fin
 Level 0 is the cloth's particles and mesh edges. Level l + 1 keeps a subset of level l's
 particles, the *coarse* ones:
 
-* coarse particles form a maximal independent set of level l's graph (no two neighbours are
-  coarse, every other particle has a coarse neighbour), chosen greedily: pinned particles
-  first, then by index (:func:`independent_set`);
+* coarse particles are every pinned particle and a maximal independent set of the others in
+  level l's graph (no two free neighbours are coarse, every other particle has a coarse
+  neighbour), chosen greedily by index (:func:`independent_set`);
 * each *fine* particle f (of level l, not coarse) gets up to K = 2 *parents*: its nearest coarse
   neighbours in the rest shape, with weights w_fp proportional to 1 / |X_f - X_p|, summing to 1;
-* level l + 1's constraints join the coarse particles at graph distance <= 2 on level l (they
-  share a neighbour), with the rest-shape distance |X_i - X_j| as rest length;
+* level l + 1's constraints join the coarse particles that share a neighbour on level l, and
+  those on either side of an edge between two fine particles (:func:`_coarse_links`), with
+  the rest-shape distance |X_i - X_j| as rest length;
 * masses are passed up: m_p += sum_f w_fp m_f (pinned particles stay pinned at every level).
 
 Levels are added until fewer than :data:`MIN_LEVEL_PARTICLES` particles remain.
@@ -57,6 +58,8 @@ class HierarchyLevel:
         parents: each fine particle's parents on this level, shape (F, K) (a particle with one
             parent repeats it, with weight 0).
         weights: interpolation weights, rows summing to 1, shape (F, K).
+        scale: no stiffness scale (the coarse levels are always projected fully); the field
+            lets a level stand where a distance family is read.
     """
 
     i: I
@@ -70,6 +73,7 @@ class HierarchyLevel:
     fine: I
     parents: I
     weights: F
+    scale: F | None = None
 
     @property
     def count(self) -> int:
@@ -98,9 +102,11 @@ EMPTY_HIERARCHY = Hierarchy()
 
 
 def independent_set(indptr: I, indices: I, pinned: np.ndarray) -> np.ndarray:
-    """A maximal independent set of the graph (CSR ``indptr``, ``indices``, symmetric, no
-    self loops) as a boolean mask: the greedy set that visits the pinned vertices first, then
-    the others by index, taking each vertex none of whose neighbours was taken.
+    """A maximal independent set of the free vertices of the graph (CSR ``indptr``,
+    ``indices``, symmetric, no self loops), with every pinned vertex, as a boolean mask: all
+    pinned vertices are taken (neighbouring pins too: a pin must stay on every level, as the
+    hand-down would otherwise move it), then the others by index, each one taken when none of
+    its neighbours is.
 
     On a mesh whose points are numbered row by row this gives a regular sub-lattice, which
     carries the pull far better than a scattered set: a 30 x 30 sheet hanging from two corners
@@ -109,8 +115,10 @@ def independent_set(indptr: I, indices: I, pinned: np.ndarray) -> np.ndarray:
     """
     n = len(indptr) - 1
     state = np.zeros(n, dtype=np.int8)          # 0 open, 1 taken, 2 next to a taken vertex
-    order = np.concatenate([np.flatnonzero(pinned), np.flatnonzero(~pinned)])
-    for v in order.tolist():
+    pins = np.flatnonzero(pinned)
+    state[indices[np.isin(np.repeat(np.arange(n), np.diff(indptr)), pins)]] = 2
+    state[pins] = 1
+    for v in np.flatnonzero(~pinned).tolist():
         if state[v] == 0:
             state[v] = 1
             around = indices[indptr[v]:indptr[v + 1]]
@@ -131,27 +139,37 @@ def _csr(pairs: I, n: int) -> tuple[I, I]:
     return np.cumsum(indptr), b
 
 
-def _two_ring_pairs(indptr: I, indices: I, coarse: np.ndarray) -> I:
-    """Pairs (a < b) of coarse vertices that are neighbours or share a neighbour."""
+def _coarse_links(indptr: I, indices: I, coarse: np.ndarray) -> I:
+    """Pairs (a < b) of coarse vertices that span a vertex or an edge of the graph: for every
+    vertex v and every edge (u, v), each coarse representative of u with each of v, where a
+    coarse vertex represents itself and a fine one its coarse neighbours.
+
+    Through a fine vertex this links coarse vertices that share a neighbour (Müller 2008); the
+    links across an edge between two fine vertices join coarse vertices three edges apart,
+    which two fine neighbours in a row would otherwise leave unlinked (at the end of a strip
+    between its pins, say).
+    """
     n = len(indptr) - 1
     row = np.repeat(np.arange(n), np.diff(indptr))
-    direct = np.stack([row, indices], 1)[coarse[row] & coarse[indices]]
-    # coarse neighbours of each vertex, paired up through that vertex
-    via = np.stack([row, indices], 1)[coarse[indices]]          # (vertex, coarse neighbour)
-    order = np.lexsort((via[:, 1], via[:, 0]))
-    via = via[order]
-    start = np.searchsorted(via[:, 0], np.arange(n))
-    stop = np.searchsorted(via[:, 0], np.arange(n), side="right")
-    counts = stop - start
-    pairs = [direct]
-    for k in range(1, int(counts.max(initial=0))):
-        has = np.flatnonzero(counts > k)
-        for m in range(k):
-            pairs.append(np.stack([via[start[has] + m, 1], via[start[has] + k, 1]], 1))
-    out = np.concatenate(pairs) if pairs else np.zeros((0, 2), dtype=np.int64)
-    out = np.sort(out, axis=1)
-    out = out[out[:, 0] != out[:, 1]]
-    return np.unique(out, axis=0)
+    link = ~coarse[row] & coarse[indices]            # fine row -> coarse neighbour
+    owner, rep = row[link], indices[link]
+    counts = np.bincount(owner, minlength=n)
+    width = max(int(counts.max(initial=0)), 1)
+    table = np.full((n, width), -1, dtype=np.int64)
+    order = np.lexsort((rep, owner))
+    owner, rep = owner[order], rep[order]
+    slot = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+    table[owner, slot] = rep
+    table[coarse, 0] = np.flatnonzero(coarse)
+    a = np.concatenate([np.arange(n), row])
+    b = np.concatenate([np.arange(n), indices])
+    left = table[a][:, :, None]
+    right = table[b][:, None, :]
+    pairs = np.stack(np.broadcast_arrays(left, right), axis=-1).reshape(-1, 2)
+    pairs = pairs[(pairs >= 0).all(axis=1)]
+    pairs = np.sort(pairs, axis=1)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return np.unique(pairs, axis=0)
 
 
 def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F) -> Hierarchy:
@@ -178,7 +196,7 @@ def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F) -> Hierar
         fine, parents, weights = _parents(rest_positions, current, indptr, indices, coarse)
         up = level_mass.copy()
         np.add.at(up, parents.ravel(), (weights * level_mass[fine][:, None]).ravel())
-        coarse_pairs = _two_ring_pairs(indptr, indices, coarse)
+        coarse_pairs = _coarse_links(indptr, indices, coarse)
         if not len(coarse_pairs):
             break
         level_mass = up

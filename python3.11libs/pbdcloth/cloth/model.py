@@ -9,10 +9,11 @@ its arrays already permuted into colored order, so color ``c`` is the contiguous
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .attributes import FAMILY_SCALES, constraint_scale, validate_point_attributes
 from .coloring import Coloring, color_constraints
 from .hierarchy import EMPTY_HIERARCHY, Hierarchy, build_hierarchy
 from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
@@ -44,6 +45,8 @@ class DistanceFamily(_ColoredFamily):
         wi_frac, wj_frac: w_i / (w_i + w_j) and w_j / (w_i + w_j), 0 where both are pinned.
         offsets: color boundaries, shape (C + 1,).
         source: index of each constraint in the unpermuted family (topology order), shape (M,).
+        scale: stiffness scale of each constraint (:mod:`pbdcloth.cloth.attributes`), shape
+            (M,); ``None``: 1 everywhere.
     """
 
     i: IndexArray
@@ -55,6 +58,7 @@ class DistanceFamily(_ColoredFamily):
     wj_frac: FloatArray
     offsets: IndexArray
     source: IndexArray
+    scale: FloatArray | None = None
 
     @property
     def count(self) -> int:
@@ -71,6 +75,8 @@ class BendFamily(_ColoredFamily):
         w: inverse masses of the four particles [1/kg], shape (B, 4).
         offsets: color boundaries, shape (C + 1,).
         source: index of each hinge in topology order, shape (B,).
+        scale: stiffness scale of each hinge (:mod:`pbdcloth.cloth.attributes`), shape (B,);
+            ``None``: 1 everywhere.
     """
 
     quads: IndexArray
@@ -78,6 +84,7 @@ class BendFamily(_ColoredFamily):
     w: FloatArray
     offsets: IndexArray
     source: IndexArray
+    scale: FloatArray | None = None
 
     @property
     def count(self) -> int:
@@ -108,6 +115,68 @@ class Tethers:
 
 
 @dataclass(frozen=True)
+class SoftPins:
+    """Points pulled toward their pin targets with a weight between 0 and 1
+    (:mod:`pbdcloth.constraints.softpin`); hard pins (weight 1) are in ``ClothModel.pinned``.
+
+    Attributes:
+        particle: the soft-pinned points, sorted, shape (S,).
+        weight: their pin weights, in (0, 1), shape (S,).
+    """
+
+    particle: IndexArray
+    weight: FloatArray
+
+    @property
+    def count(self) -> int:
+        return int(self.particle.shape[0])
+
+
+@dataclass(frozen=True)
+class TriangleStitchFamily(_ColoredFamily):
+    """Point-to-triangle stitches in colored order (:mod:`pbdcloth.constraints.stitch`).
+
+    Attributes:
+        members: (point, a, b, c) of each stitch, shape (M, 4).
+        barycentric: (u, v, w) of the triangle point q = u x_a + v x_b + w x_c, shape (M, 3).
+        rest: rest length |x_p - q| [m], shape (M,).
+        w: inverse masses of the four points [1/kg], shape (M, 4).
+        offsets: color boundaries, shape (C + 1,).
+        source: index of each stitch as given, shape (M,).
+        speed: the fastest a stitch closes toward its rest length [m/s].
+    """
+
+    members: IndexArray
+    barycentric: FloatArray
+    rest: FloatArray
+    w: FloatArray
+    offsets: IndexArray
+    source: IndexArray
+    speed: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return int(self.members.shape[0])
+
+
+def _no_triangle_stitches() -> TriangleStitchFamily:
+    return TriangleStitchFamily(np.zeros((0, 4), dtype=np.intp), np.zeros((0, 3)), np.zeros(0),
+                                np.zeros((0, 4)), np.zeros(1, dtype=np.int64),
+                                np.zeros(0, dtype=np.intp))
+
+
+def _no_soft_pins() -> SoftPins:
+    return SoftPins(np.zeros(0, dtype=np.intp), np.zeros(0))
+
+
+def _no_stitches() -> DistanceFamily:
+    none_i, none_f = np.zeros(0, dtype=np.intp), np.zeros(0)
+    return DistanceFamily(i=none_i, j=none_i, rest=none_f, wi=none_f, wj=none_f,
+                          wi_frac=none_f, wj_frac=none_f, offsets=np.zeros(1, dtype=np.int64),
+                          source=none_i)
+
+
+@dataclass(frozen=True)
 class ClothModel:
     """Static data of one cloth: mesh, topology, masses, pins, colored constraints, tethers.
 
@@ -121,6 +190,12 @@ class ClothModel:
         bend: dihedral bend family.
         tethers: long range attachments to the pins (empty without pins).
         hierarchy: coarse levels for the hierarchical projection (:mod:`.hierarchy`).
+        soft_pins: points pulled toward their targets with a pin weight below 1.
+        stitches: stitch and weld constraints between point pairs, colored like the mesh's
+            families (:mod:`pbdcloth.constraints.stitch`); empty without stitches.
+        stitch_speed: the fastest a stitch closes toward its rest length [m/s].
+        point_attributes: the validated per-point attributes, (N,) each, by name.
+        triangle_stitches: stitches from points to points inside triangles; empty without.
     """
 
     mesh: ClothMesh
@@ -133,6 +208,11 @@ class ClothModel:
     bend: BendFamily
     tethers: Tethers
     hierarchy: Hierarchy = EMPTY_HIERARCHY
+    soft_pins: SoftPins = field(default_factory=_no_soft_pins)
+    stitches: DistanceFamily = field(default_factory=_no_stitches)
+    stitch_speed: float = 0.0
+    point_attributes: dict[str, FloatArray] = field(default_factory=dict)
+    triangle_stitches: TriangleStitchFamily = field(default_factory=_no_triangle_stitches)
 
     @property
     def particle_count(self) -> int:
@@ -140,11 +220,16 @@ class ClothModel:
 
     def color_counts(self) -> dict[str, int]:
         """Colors per constraint family."""
-        return {
+        counts = {
             "stretch": self.stretch.color_count,
             "shear": self.shear.color_count,
             "bend": self.bend.color_count,
         }
+        if self.stitches.count:
+            counts["stitch"] = self.stitches.color_count
+        if self.triangle_stitches.count:
+            counts["triangle_stitch"] = self.triangle_stitches.color_count
+        return counts
 
 
 def _distance_family(
@@ -256,19 +341,31 @@ def build_tethers(topology: Topology, pinned: IndexArray, particle_count: int) -
                    rest=dist[tied])
 
 
-def build_model(mesh: ClothMesh, pinned: object, density: float) -> ClothModel:
+def build_model(mesh: ClothMesh, pinned: object, density: float,
+                point_attributes: object = None, stitches: object = None,
+                triangle_stitches: object = None) -> ClothModel:
     """Prepare the static model: topology, lumped masses, pins, colored families, tethers.
 
     Mass is lumped: each triangle's mass (density x area) goes one third to each corner. A point
     used by no triangle gets the mean particle mass so that it still falls under gravity.
+    ``point_attributes`` (:mod:`.attributes`) scale the masses and the families' stiffness and
+    give pin weights: weight 1 adds a hard pin, a weight in (0, 1) a soft pin; ``stitches``
+    (:mod:`.stitches`) adds the stitch family, ``triangle_stitches`` (a
+    :class:`~.stitches.TriangleStitches`) the point-to-triangle one.
     """
     topology = build_topology(mesh)
     n = mesh.point_count
+    attrs = validate_point_attributes(point_attributes, n)
     pins = validate_pins(pinned, n)
+    weight = attrs.get("pin_weight")
+    if weight is not None:
+        pins = np.union1d(pins, np.flatnonzero(weight >= 1.0)).astype(np.int64)
     mass = density * topology.point_area
     lonely = mass <= 0.0
     if lonely.any():
         mass[lonely] = mass[~lonely].mean() if (~lonely).any() else density
+    if "mass_scale" in attrs:
+        mass = mass * attrs["mass_scale"]
     inv_mass = 1.0 / mass
     inv_mass[pins] = 0.0
 
@@ -283,9 +380,52 @@ def build_model(mesh: ClothMesh, pinned: object, density: float) -> ClothModel:
         quads=quads, rest_angle=np.ascontiguousarray(topology.bend_rest_angle[bend_col.order]),
         w=inv_mass[quads], offsets=bend_col.offsets, source=bend_col.order,
     )
-    return ClothModel(
+    model = ClothModel(
         mesh=mesh, topology=topology, mass=mass, inv_mass=inv_mass, pinned=pins,
         stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
         hierarchy=build_hierarchy(mesh.positions, topology.edges, mass, inv_mass),
     )
+    if attrs or stitches is not None:
+        model = _with_attributes(model, attrs, stitches)
+    if triangle_stitches is not None:
+        model = replace(model, triangle_stitches=_triangle_stitch_family(
+            triangle_stitches, model.inv_mass))
+    return model
+
+
+def _triangle_stitch_family(stitches: object, inv_mass: FloatArray) -> TriangleStitchFamily:
+    from .stitches import validate_triangle_stitches
+
+    n = inv_mass.shape[0]
+    members, bary, rest, speed = validate_triangle_stitches(stitches, n)
+    col = color_constraints(members, n)
+    order = col.order
+    m = np.ascontiguousarray(members[order]).astype(np.intp)
+    return TriangleStitchFamily(members=m, barycentric=np.ascontiguousarray(bary[order]),
+                                rest=np.ascontiguousarray(rest[order]), w=inv_mass[m],
+                                offsets=col.offsets, source=order.astype(np.intp), speed=speed)
+
+
+def _with_attributes(model: ClothModel, attrs: dict[str, FloatArray],
+                     stitches: object) -> ClothModel:
+    """The model with the families' stiffness scales, the soft pins and the stitch family."""
+    from .stitches import validate_stitches
+
+    n = model.particle_count
+    scaled = {}
+    for family, name in FAMILY_SCALES.items():
+        fam = getattr(model, family)
+        members = fam.quads if family == "bend" else np.stack([fam.i, fam.j], axis=1)
+        scaled[family] = replace(fam, scale=constraint_scale(attrs.get(name), members))
+    soft = _no_soft_pins()
+    weight = attrs.get("pin_weight")
+    if weight is not None:
+        idx = np.flatnonzero((weight > 0.0) & (weight < 1.0)).astype(np.intp)
+        soft = SoftPins(idx, weight[idx].copy())
+    pairs, rest, speed = validate_stitches(stitches, n)
+    stitch = _no_stitches()
+    if pairs.shape[0]:
+        stitch = _distance_family(pairs, rest, model.inv_mass, color_constraints(pairs, n))
+    return replace(model, stretch=scaled["stretch"], shear=scaled["shear"], bend=scaled["bend"],
+                   soft_pins=soft, stitches=stitch, stitch_speed=speed, point_attributes=attrs)
 

@@ -34,7 +34,9 @@ g_k = dtheta/dx_k and S = sum_k w_k |g_k|^2:
                      / ((1 + gamma) S + alpha~),       dx_k = w_k dlambda g_k
 
 with alpha~ = alpha / h^2 (alpha the bend compliance [1/(N m)]) and gamma = alpha~ beta h.
-A hinge with S = 0 (all four corners pinned, or degenerate) is left alone.
+A hinge with S = 0 (all four corners pinned, or degenerate) is left alone. A per-hinge stiffness
+scale s (:mod:`pbdcloth.cloth.attributes`) makes the PBD step min(1, s k') and the XPBD update
+dlambda = (-s C - alpha~ lambda - gamma ...) / ((s + gamma) S + alpha~) (compliance alpha / s).
 
 Usage (positions component-major (3, N), C-contiguous; corrected in place)::
 
@@ -230,6 +232,7 @@ class BendColor:
         rest: rest dihedral angle theta0 [rad], shape (m,).
         w: inverse masses of the four corners [1/kg], shape (4, 1, m).
         span: the batch's slice of the family's arrays (and of its multipliers).
+        scale: stiffness scale of each hinge, shape (m,), or ``None`` (1).
     """
 
     gather: I
@@ -237,14 +240,18 @@ class BendColor:
     rest: F
     w: F
     span: slice
+    scale: F | None = None
 
 
 def bend_colors(family: BendConstraints, n: int, chunk: int = CHUNK) -> list[BendColor]:
-    """The family's colors as batches of at most ``chunk`` hinges, for ``n`` particles."""
+    """The family's colors as batches of at most ``chunk`` hinges, for ``n`` particles (with
+    the family's ``scale``, when it has one)."""
+    scale: F | None = getattr(family, "scale", None)
     return [
         BendColor(
             gather=flat_gather([family.quads[s, k] for k in range(4)], n), count=s.stop - s.start,
             rest=family.rest_angle[s], w=np.ascontiguousarray(family.w[s].T[:, None, :]), span=s,
+            scale=None if scale is None else scale[s],
         )
         for color in family.color_slices()
         for s in chunk_slices(color, chunk)
@@ -267,12 +274,13 @@ def project_bend_pbd(positions: F, colors: Sequence[BendColor], stiffness: float
         cval = constraint_angle(theta, c.rest)
         wg = np.multiply(grad, c.w, out=ws.weighted(c.count))
         denom = np.einsum("kij,kij->j", wg, grad)       # S
+        k = stiffness if c.scale is None else np.minimum(stiffness * c.scale, 1.0)
         if denom.min(initial=1.0) > 0.0:
             np.divide(cval, denom, out=cval)
-            cval *= -stiffness
+            cval *= -k
         else:
             ok = denom > 0.0
-            cval = np.where(ok, -stiffness * cval / np.where(ok, denom, 1.0), 0.0)
+            cval = np.where(ok, -k * cval / np.where(ok, denom, 1.0), 0.0)
         wg *= cval
         x += wg
         R[c.gather] = x.reshape(-1)
@@ -296,6 +304,8 @@ def project_bend_xpbd(
         theta, grad, _ = dihedral_angle_and_gradient(x, ws)
         numer = constraint_angle(theta, c.rest)
         np.negative(numer, out=numer)                   # -C
+        if c.scale is not None:
+            numer *= c.scale                            # -s C
         wg = np.multiply(grad, c.w, out=ws.weighted(c.count))
         lam_c = lam[c.span]
         if alpha_tilde != 0.0:
@@ -304,7 +314,9 @@ def project_bend_xpbd(
             dx = x - R_prev.take(c.gather, mode="clip").reshape(4, 3, c.count)
             numer -= gamma * np.einsum("kij,kij->j", grad, dx)
         denom = np.einsum("kij,kij->j", wg, grad)       # S
-        if gamma != 0.0:
+        if c.scale is not None:
+            denom *= c.scale + gamma
+        elif gamma != 0.0:
             denom *= 1.0 + gamma
         denom += alpha_tilde
         if denom.min(initial=1.0) > 0.0:

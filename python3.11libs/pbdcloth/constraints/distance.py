@@ -16,6 +16,10 @@ Chentanez 2016, eq. 18 and 26), the Lagrange multiplier update
 where alpha is the compliance [m/N], beta the constraint damping [s] and h the substep [s]. Both
 conserve linear and angular momentum (corrections along n, weighted by inverse mass).
 
+A per-constraint stiffness scale s (:mod:`pbdcloth.cloth.attributes`) makes the PBD step
+min(1, s k') C and the XPBD update (-s C - alpha~ lambda - gamma ...) / ((s + gamma)(w_i + w_j)
++ alpha~) (the compliance alpha / s, multiplied through by s).
+
 Usage (positions component-major, shape (3, N), C-contiguous; corrected in place)::
 
     colors = distance_colors(model.stretch, n)          # once per model
@@ -74,6 +78,9 @@ class DistanceColor:
         w: (w_i, -w_j) [1/kg], shape (2, 1, m).
         wsum: w_i + w_j [1/kg], shape (m,).
         span: the batch's slice of the family's arrays (and of its multipliers).
+        scale: stiffness scale s of each constraint, shape (m,), or ``None`` (1): PBD steps
+            with min(1, s k'), XPBD with the compliance alpha / s
+            (:mod:`pbdcloth.cloth.attributes`).
     """
 
     gather: I
@@ -83,10 +90,13 @@ class DistanceColor:
     w: F
     wsum: F
     span: slice
+    scale: F | None = None
 
 
 def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> list[DistanceColor]:
-    """The family's colors as batches of at most ``chunk`` constraints, for ``n`` particles."""
+    """The family's colors as batches of at most ``chunk`` constraints, for ``n`` particles
+    (with the family's ``scale``, when it has one)."""
+    scale: F | None = getattr(family, "scale", None)
     return [
         DistanceColor(
             gather=flat_gather([family.i[s], family.j[s]], n), count=s.stop - s.start,
@@ -94,6 +104,7 @@ def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> 
             frac=np.stack([family.wi_frac[s], -family.wj_frac[s]])[:, None, :],
             w=np.stack([family.wi[s], -family.wj[s]])[:, None, :],
             wsum=family.wi[s] + family.wj[s], span=s,
+            scale=None if scale is None else scale[s],
         )
         for color in family.color_slices()
         for s in chunk_slices(color, chunk)
@@ -142,7 +153,10 @@ def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffnes
         np.maximum(length, MIN_LENGTH, out=safe)
         np.subtract(length, c.rest, out=length)          # C
         np.divide(length, safe, out=length)
-        np.multiply(length, stiffness, out=length)       # k' C / |d|
+        if c.scale is None:
+            np.multiply(length, stiffness, out=length)   # k' C / |d|
+        else:
+            length *= np.minimum(stiffness * c.scale, 1.0)
         np.multiply(d, length, out=d)                    # k' C n
         x -= np.multiply(c.frac, d, out=corr)
         R[c.gather] = x.reshape(-1)
@@ -173,10 +187,12 @@ def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], s
 
 def distance_inverse_denominators(colors: Sequence[DistanceColor], alpha_tilde: float,
                                   gamma: float) -> list[F]:
-    """1 / ((1 + gamma)(w_i + w_j) + alpha~) per batch, 0 where the denominator is 0."""
+    """1 / ((1 + gamma)(w_i + w_j) + alpha~) per batch, 0 where the denominator is 0; with a
+    scale s: 1 / ((s + gamma)(w_i + w_j) + alpha~)."""
     out = []
     for c in colors:
-        denom = (1.0 + gamma) * c.wsum + alpha_tilde
+        factor = (1.0 + gamma) if c.scale is None else (c.scale + gamma)
+        denom = factor * c.wsum + alpha_tilde
         out.append(np.where(denom > 0.0, 1.0 / np.where(denom > 0.0, denom, 1.0), 0.0))
     return out
 
@@ -209,6 +225,8 @@ def project_distance_xpbd(
         np.divide(d, safe, out=d)                        # n
         lam_c = lam[c.span]
         numer = np.subtract(c.rest, length, out=length)  # -C
+        if c.scale is not None:
+            numer *= c.scale                             # -s C
         if alpha_tilde != 0.0:
             numer -= alpha_tilde * lam_c
         if gamma != 0.0:

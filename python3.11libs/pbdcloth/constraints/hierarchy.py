@@ -12,7 +12,10 @@ coarsest level to the finest:
    x_f = X_f + sum_k w_fk (x_pk - X_pk),   X = positions at the start of the pass.
 
 The pass runs once per substep, after the prediction and before the cloth's own constraints
-(level 0), which then only have to remove local errors. Corrections along n weighted by inverse
+(level 0), which then only have to remove local errors. The coarse levels know no obstacles, so
+the backends keep the particles that touched a collider in the frame's previous substep where
+the prediction put them (a hanging sheet pushed by a paddle would otherwise be pulled into it,
+deeper than a level set's narrow band). Corrections along n weighted by inverse
 mass keep linear momentum on every level; the interpolation moves particles rigidly with their
 parents where the parents move alike.
 

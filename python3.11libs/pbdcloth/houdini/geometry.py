@@ -3,8 +3,9 @@
 Point attributes travel in bulk as byte strings (``pointFloatAttribValuesAsString`` /
 ``setPointFloatAttribValuesFromString``): one call per attribute, never a Python loop over points.
 Two things have no bulk call in HOM and loop in Python, once per simulation (never per frame):
-the point numbers of each polygon (:func:`polygons`) and the members of the pin group
-(:func:`point_group_indices`, a loop over the pinned points only).
+the point numbers of each polygon (:func:`polygons`, and of the stitch polylines,
+:func:`stitch_polylines`) and the members of the pin group (:func:`point_group_indices`, a loop
+over the pinned points only).
 
 Detail ("global") array attributes hold the cloth's topology under the seed's names (see
 :meth:`pbdcloth.topology.Topology.detail_arrays`).
@@ -12,6 +13,7 @@ Detail ("global") array attributes hold the cloth's topology under the seed's na
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
@@ -106,8 +108,9 @@ def write_positions(geo: "hou.Geometry", positions: NDArray[np.floating]) -> Non
     write_point_floats(geo, "P", positions)
 
 
-def polygons(geo: "hou.Geometry") -> list[list[int]]:
-    """Point numbers of each closed polygon, in primitive order.
+def polygons(geo: "hou.Geometry", skip: Collection[int] = ()) -> list[list[int]]:
+    """Point numbers of each closed polygon, in primitive order, leaving out the primitive
+    numbers in ``skip`` (the stitch polylines, :func:`stitch_polylines`).
 
     HOM has no bulk call for primitive point numbers, so this loops over primitives; call it
     once per simulation (it is cached with the topology), not per frame.
@@ -119,6 +122,8 @@ def polygons(geo: "hou.Geometry") -> list[list[int]]:
 
     faces: list[list[int]] = []
     for prim in geo.prims():
+        if prim.number() in skip:
+            continue
         if not isinstance(prim, hou.Polygon) or not prim.isClosed():
             what = "an open polyline" if isinstance(prim, hou.Polygon) else prim.type().name()
             raise GeometryError(
@@ -154,6 +159,55 @@ def polylines(geo: "hou.Geometry") -> list[I64]:
     if not chains:
         raise GeometryError("the chain geometry has no polylines")
     return chains
+
+
+def stitch_polylines(geo: "hou.Geometry", group: str = "") -> tuple[I64, list[int]]:
+    """Stitches from two-point open polylines, as Vellum's stitch and weld constraints take
+    them: (pairs (K, 2) of point numbers, the polylines' primitive numbers).
+
+    ``group`` names a primitive group holding them; empty: every open two-point polyline of
+    the geometry. A loop over the polylines only (once per simulation).
+
+    Raises:
+        GeometryError: no such primitive group, or a member that is not a two-point open
+            polyline.
+    """
+    import hou
+
+    name = group.strip()
+    if name:
+        found = geo.findPrimGroup(name)
+        if found is None:
+            raise GeometryError(f"the cloth has no primitive group {name!r} (the stitch "
+                                "polylines)")
+        prims: tuple["hou.Prim", ...] = found.prims()
+    else:
+        prims = tuple(p for p in geo.prims() if isinstance(p, hou.Polygon) and not p.isClosed()
+                      and len(tuple(p.vertices())) == 2)
+    pairs, numbers = [], []
+    for prim in prims:
+        points = [v.point().number() for v in prim.vertices()]
+        if not isinstance(prim, hou.Polygon) or prim.isClosed() or len(points) != 2:
+            raise GeometryError(f"primitive {prim.number()} of stitch group {name!r} is not a "
+                                "two-point open polyline")
+        pairs.append(points)
+        numbers.append(prim.number())
+    arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    return arr, numbers
+
+
+def read_point_attributes(geo: "hou.Geometry") -> dict[str, F64]:
+    """The declared per-point attributes (:data:`pbdcloth.cloth.attributes.POINT_ATTRIBUTES`)
+    the geometry has, read by their Houdini names (``bendstiffness_scale``, ``pinweight``,
+    ...), keyed by their pbdcloth names; (N,) float64 each, one bulk read per attribute.
+
+    Raises:
+        GeometryError: an attribute of that name that is not one float per point.
+    """
+    from ..cloth.attributes import POINT_ATTRIBUTES
+
+    return {a.name: read_point_floats(geo, a.houdini, 1) for a in POINT_ATTRIBUTES
+            if geo.findPointAttrib(a.houdini) is not None}
 
 
 def point_group_indices(geo: "hou.Geometry", pattern: str) -> I64:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..presets import PRESETS
+from ..cloth.attributes import POINT_ATTRIBUTES
 from ..settings import (
     CLOTH_SETTINGS,
     GROUP_MATERIAL,
@@ -145,6 +146,12 @@ PIN_GROUP = Parameter(
     ),
     point_group_input=0,
 )
+STITCH_GROUP = Parameter(_node_setting(
+    "stitch_group", KIND_STRING, "", "Stitch Group", "Preprocess",
+    "Primitive group of two-point open polylines on input 0, each sewing its two points "
+    "together (a weld: rest length 0), as Vellum's stitch and weld constraints take them. "
+    "Empty = every two-point open polyline of input 0.",
+))
 COLLIDER_VOXEL_SIZE = Parameter(_node_setting(
     "collider_voxel_size", KIND_FLOAT, 0.02, "Collider Voxel Size", GROUP_COLLIDER_INPUT,
     "Voxel size of the signed distance field made from polygon colliders (VDB from Polygons). "
@@ -197,6 +204,22 @@ CACHE_PARAMETERS = (CACHE_SIMULATION, CACHE_MEMORY, RESET_SIMULATION, CACHE_PATH
 UI_ONLY = frozenset(p.name for p in (RESET_SIMULATION, CACHE_PATH, SAVE_TO_DISK,
                                       FABRIC_PRESET))
 """Parameters a cook never reads (buttons, the path they write to, the preset menu)."""
+
+def _attributes_help() -> tuple[str, str]:
+    """The help-card section listing the per-point attributes the solver reads from input 0,
+    from their declaration (:data:`pbdcloth.cloth.attributes.POINT_ATTRIBUTES`)."""
+    lines = [f"* {a.houdini} ({a.range_text()}, default {a.default:g}): {a.meaning}."
+             for a in POINT_ATTRIBUTES]
+    return ("Point Attributes and Stitches",
+            "Float point attributes on input 0 vary the cloth point by point (any of them may "
+            "be left out):\n\n" + "\n".join(lines) + "\n\nA constraint takes the mean of its "
+            "points' scales. Points with pinweight 1 are pinned like the Pin Group's; between "
+            "0 and 1 they follow their pin targets (input 2, one point per cloth point) "
+            "loosely. Stitches come from the Preprocess node's Stitch Group (two-point "
+            "polylines, written as the detail arrays stitch_pairs and stitch_rest).")
+
+
+ATTRIBUTES_HELP = _attributes_help()
 
 CACHING_HELP = (
     "Caching",
@@ -270,7 +293,7 @@ PREPROCESS = Operator(
     inputs=("Cloth Mesh",),
     min_inputs=1,
     output="Preprocessed Cloth",
-    parameters=(PIN_GROUP,),
+    parameters=(PIN_GROUP, STITCH_GROUP),
     help=(
         "Prepares a polygon mesh for the PBD Cloth Solver: computes the topology (edges, bend "
         "hinges, shear pairs, triangles) and rest data and writes them as detail array "
@@ -278,7 +301,9 @@ PREPROCESS = Operator(
         "bend_shared_edge_v1, bend_non_shared_edge_v0, bend_non_shared_edge_v1, rest_angles, "
         "shear_lengths, triangles, stretch_colors, bend_colors), and the point attributes v "
         "(velocity, zero, a vector) and pbd_w (the pin flag: 0 on pinned points, 1 elsewhere; "
-        "an input's own w, such as a 3-float angular velocity, is left alone)."
+        "an input's own w, such as a 3-float angular velocity, is left alone). Two-point "
+        "polylines of the Stitch Group become stitches (the detail arrays stitch_pairs, point "
+        "number pairs, and stitch_rest, rest lengths)."
     ),
     icon_svg=PREPROCESS_ICON,
 )
@@ -313,7 +338,7 @@ def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
             "the node (see Caching)."
         ),
         icon_svg=SOLVER_ICON,
-        help_sections=(CACHING_HELP,),
+        help_sections=(ATTRIBUTES_HELP, CACHING_HELP),
     )
 
 

@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from ..backends.base import FrameStats
 from ..cloth.mesh import ClothMesh
 from ..cloth.model import build_model
+from ..cloth.stitches import Stitches, validate_stitches
 from ..cloth.topology import build_topology
 from ..pipeline.run import Run
 from ..presets import preset
@@ -74,6 +75,8 @@ STATE_KEY = "pbdcloth_state"
 #: It has the ``pbd_`` prefix because Houdini's own ``w`` is a 3-float angular velocity.
 FREE_W = 1.0
 PIN_FLAG = "pbd_w"
+#: Detail arrays of the stitches: point number pairs (2 K ints) and rest lengths [m] (K).
+STITCH_PAIRS, STITCH_REST = "stitch_pairs", "stitch_rest"
 
 COLOR_ARRAYS = ("stretch_colors", "bend_colors")
 
@@ -134,10 +137,15 @@ def _colors_in_topology_order(source: NDArray[np.int64],
 def _preprocess(node: "hou.SopNode") -> None:
     geo = _output_geometry(node)
     positions = hgeo.read_positions(geo)
-    faces = hgeo.polygons(geo)
+    pairs, stitch_prims = hgeo.stitch_polylines(geo, parms.evaluate(node, ops.STITCH_GROUP.decl))
+    faces = hgeo.polygons(geo, skip=set(stitch_prims))
     pattern = parms.evaluate(node, ops.PIN_GROUP.decl)
     pins = hgeo.point_group_indices(geo, pattern)
     arrays = preprocess_arrays(positions, faces, pins)
+    if pairs.shape[0]:
+        validate_stitches(pairs, positions.shape[0])
+        arrays[STITCH_PAIRS] = pairs.reshape(-1)
+        arrays[STITCH_REST] = np.zeros(pairs.shape[0])
     hgeo.write_detail_arrays(geo, arrays)
     w = np.full(positions.shape[0], FREE_W)
     w[pins] = 0.0
@@ -699,7 +707,24 @@ def _cloth_fingerprint(node: "hou.SopNode", current: "hou.Geometry") -> str:
             parts.append(hgeo.read_detail_float_array(geo, name).tobytes())
     if geo.findPointAttrib("v") is not None:
         parts.append(hgeo.read_point_floats(geo, "v", 3).tobytes())
+    for name, values in hgeo.read_point_attributes(geo).items():
+        parts += [name, values.tobytes()]
+    if geo.findGlobalAttrib(STITCH_PAIRS) is not None:
+        parts.append(hgeo.read_detail_int_array(geo, STITCH_PAIRS).tobytes())
     return _digest(*parts)
+
+
+def _stitches(cloth: "hou.Geometry") -> Stitches | None:
+    """The preprocess's stitch arrays, or None without any."""
+    if cloth.findGlobalAttrib(STITCH_PAIRS) is None:
+        return None
+    pairs = hgeo.read_detail_int_array(cloth, STITCH_PAIRS)
+    if pairs.size % 2:
+        raise hgeo.GeometryError(f"the '{STITCH_PAIRS}' detail array has {pairs.size} entries, "
+                                 "not a multiple of 2")
+    rest = (hgeo.read_detail_float_array(cloth, STITCH_REST)
+            if cloth.findGlobalAttrib(STITCH_REST) is not None else 0.0)
+    return Stitches(pairs.reshape(-1, 2), rest)
 
 
 def _build_cloth(node: "hou.SopNode", start: int,
@@ -720,7 +745,9 @@ def _build_cloth(node: "hou.SopNode", start: int,
     settings = parms.cloth_settings(node, float(start))
     colliders, collision = _collision_input(node, start)
     solver = ClothSolver(positions, triangles.reshape(-1, 3), pinned=np.flatnonzero(w == 0.0),
-                         settings=settings, colliders=colliders, velocities=velocities)
+                         settings=settings, colliders=colliders, velocities=velocities,
+                         point_attributes=hgeo.read_point_attributes(cloth) or None,
+                         stitches=_stitches(cloth))
     sampled = tuple(d for d in CLOTH_SETTINGS if d.name in animated)
     return ClothSolverStepper(node, solver, hou.fps(), positions, collision, sampled)
 

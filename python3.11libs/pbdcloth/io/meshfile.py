@@ -2,6 +2,8 @@
 
 Point groups come along where the format has them: ``.geo`` point groups and USD GeomSubsets
 (point subsets as they are, face subsets as the points of their faces). They serve as pin groups.
+So do one-component point attributes (``.geo`` point attributes, USD vertex primvars): the scene
+file's ``[attributes]`` table reads per-point attributes from them.
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ class MeshInput:
         positions: points [m], shape (N, 3).
         faces: polygons as lists of point indices.
         groups: named point groups as sorted index arrays.
+        attributes: one-component point attributes by name, shape (N,): ``.geo`` point
+            attributes and USD vertex primvars (none from OBJ).
     """
 
     positions: NDArray[np.float64]
     faces: list[list[int]]
     groups: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    attributes: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
 
 def read_mesh(path: str | os.PathLike[str], prim_path: str | None = None) -> MeshInput:
@@ -55,8 +60,12 @@ def read_mesh(path: str | os.PathLike[str], prim_path: str | None = None) -> Mes
         from .geo import read_geo
 
         geo = read_geo(source)
-        return MeshInput(geo.positions, geo.faces, dict(geo.point_groups))
+        n = geo.positions.shape[0]
+        scalars = {name: np.asarray(v, dtype=np.float64).reshape(n)
+                   for name, v in geo.point_attributes.items()
+                   if np.asarray(v).size == n}
+        return MeshInput(geo.positions, geo.faces, dict(geo.point_groups), scalars)
     from .usd import read_usd_mesh
 
     usd = read_usd_mesh(source, prim_path)
-    return MeshInput(usd.positions, usd.faces, dict(usd.subsets))
+    return MeshInput(usd.positions, usd.faces, dict(usd.subsets), dict(usd.primvars))

@@ -256,12 +256,16 @@ class UsdMesh:
         subsets: GeomSubset name -> sorted point indices (face subsets become the points of
             their faces).
         prim_path: the mesh prim read.
+        primvars: the mesh's float primvars with one value per point (``vertex`` or
+            ``varying`` interpolation, one component), by name, shape (N,): per-point
+            attributes such as ``bendScale`` (:mod:`pbdcloth.cloth.attributes`).
     """
 
     positions: NDArray[np.float64]
     faces: list[list[int]]
     subsets: dict[str, NDArray[np.int64]] = field(default_factory=dict)
     prim_path: str = ""
+    primvars: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
 
 def _open_stage(path: str | os.PathLike[str]) -> Any:
@@ -355,7 +359,27 @@ def read_usd_mesh(path: str | os.PathLike[str], prim_path: str | None = None,
             subsets[name] = np.unique(np.asarray([i for f in ids.tolist() for i in faces[f]],
                                                  dtype=np.int64))
     return UsdMesh(positions=positions, faces=faces, subsets=subsets,
-                   prim_path=str(mesh.GetPath()))
+                   prim_path=str(mesh.GetPath()), primvars=_point_primvars(mesh, t, len(positions)))
+
+
+def _point_primvars(mesh: Any, t: Any, n: int) -> dict[str, NDArray[np.float64]]:
+    """The mesh's one-component numeric primvars with one value per point, at time ``t``
+    (indexed primvars are flattened)."""
+    UsdGeom = require_usd()[1]
+    out: dict[str, NDArray[np.float64]] = {}
+    for pv in UsdGeom.PrimvarsAPI(mesh).GetPrimvars():
+        if pv.GetInterpolation() not in (UsdGeom.Tokens.vertex, UsdGeom.Tokens.varying):
+            continue
+        value = pv.ComputeFlattened(t)
+        if value is None:
+            continue
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            continue
+        if arr.shape == (n,):
+            out[str(pv.GetPrimvarName())] = arr
+    return out
 
 
 @dataclass

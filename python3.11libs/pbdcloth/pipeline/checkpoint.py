@@ -3,8 +3,9 @@
 A checkpoint is a ``.npz`` holding the cloth's :class:`~pbdcloth.cloth.state.ClothState`
 (``positions``, ``velocities`` as float64 arrays stored bit for bit, the solver's ``solver_frame``
 count and ``time``), the pin targets (``pin_start``, ``pin_end``: the pins move from the one to
-the other during the coming frame), the scene frame number it belongs to (``frame``) and the
-digest of the scene that produced it (``digest``). A run resumed from it continues with the same
+the other during the coming frame; with soft pins also ``soft_start``, ``soft_end``), the scene
+frame number it belongs to (``frame``) and the digest of the scene that produced it
+(``digest``). A run resumed from it continues with the same
 numbers an uninterrupted run would have had. Colliders are controls, not state: the scene puts
 them back (:meth:`pbdcloth.pipeline.scenefile.SceneSpec.restore_controls`).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import io
 import os
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from ..arrays import F
 from ..atomic import atomic_write
 from ..cloth.state import ClothState
 from ..solver import ClothSolver
+
+#: The soft pins' targets, in a checkpoint only when the cloth has soft pins.
+SOFT_KEYS = ("soft_start", "soft_end")
 
 
 class CheckpointError(ValueError):
@@ -39,6 +43,7 @@ class Checkpoint:
         digest: fingerprint of the scene (:meth:`~pbdcloth.pipeline.scenefile.SceneSpec.digest`).
         state: positions [m] and velocities [m/s] (N, 3), frames stepped and time [s].
         pin_start, pin_end: pin targets at the start and end of the coming frame [m], (P, 3).
+        soft: with soft pins, their targets ``soft_start``, ``soft_end`` [m], (S, 3).
     """
 
     frame: int
@@ -46,19 +51,21 @@ class Checkpoint:
     state: ClothState
     pin_start: F
     pin_end: F
+    soft: dict[str, F] = field(default_factory=dict)
 
     @classmethod
     def of(cls, solver: ClothSolver, frame: int, digest: str) -> "Checkpoint":
         """Exact copies of what ``solver`` carries from frame to frame."""
         s = solver.get_state()
         return cls(frame, digest, ClothState(s["positions"], s["velocities"], s["frame"],
-                                             s["time"]), s["pin_start"], s["pin_end"])
+                                             s["time"]), s["pin_start"], s["pin_end"],
+                   {k: s[k] for k in SOFT_KEYS if k in s})
 
     def solver_state(self) -> dict[str, Any]:
         """The state in the form of :meth:`ClothSolver.get_state` / ``set_state``."""
         return {"positions": self.state.positions, "velocities": self.state.velocities,
                 "pin_start": self.pin_start, "pin_end": self.pin_end,
-                "frame": int(self.state.frame), "time": float(self.state.time)}
+                "frame": int(self.state.frame), "time": float(self.state.time), **self.soft}
 
     def restore(self, solver: ClothSolver) -> None:
         """Put ``solver`` in this state, bit for bit."""
@@ -74,7 +81,8 @@ def save_checkpoint(path: str | os.PathLike[str], checkpoint: Checkpoint) -> Pat
              positions=np.asarray(c.state.positions, dtype=np.float64),
              velocities=np.asarray(c.state.velocities, dtype=np.float64),
              pin_start=np.asarray(c.pin_start, dtype=np.float64),
-             pin_end=np.asarray(c.pin_end, dtype=np.float64))
+             pin_end=np.asarray(c.pin_end, dtype=np.float64),
+             **{k: np.asarray(v, dtype=np.float64) for k, v in c.soft.items()})
     target = Path(path)
     with atomic_write(target, "wb") as fh:
         fh.write(buffer.getvalue())
@@ -91,7 +99,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
             state = ClothState(data["positions"].copy(), data["velocities"].copy(),
                                int(data["solver_frame"]), float(data["time"]))
             return Checkpoint(frame=int(data["frame"]), digest=str(data["digest"]), state=state,
-                              pin_start=data["pin_start"].copy(), pin_end=data["pin_end"].copy())
+                              pin_start=data["pin_start"].copy(), pin_end=data["pin_end"].copy(),
+                              soft={k: data[k].copy() for k in SOFT_KEYS if k in data.files})
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         reason = str(exc) or type(exc).__name__
         raise CheckpointError(f"{source} is not a pbdcloth checkpoint ({reason}); delete it and "

@@ -11,6 +11,10 @@ A scene file has these tables (every one optional except ``[mesh]``)::
                    [[colliders.keys]] frame = F, translate = [x, y, z]
     [settings]     any cloth setting (see ``pbdcloth settings``); preset = "denim" starts from a
                    fabric preset (pbdcloth.presets) that the other keys override
+    [attributes]   per-point attributes (pbdcloth.cloth.attributes): NAME = 0.5 (every point),
+                   [v0, v1, ...] (one per point) or { file = "shirt.usd", primvar = "bendScale" }
+                   ({ attribute = "..." } for a .geo point attribute; file defaults to the mesh's)
+    [stitches]     pairs = [[i, j], ...], rest = 0.0 (or one per pair) [m], speed = 1.0 [m/s]
     [output]       dir, name, format = "usd" | "geo" | "obj", normals, velocities
     [postprocess]  smooth_iterations, smooth_lambda, smooth_mu, shell_thickness, centred
     [wedge]        zip, [wedge.vary] NAME = [V1, V2, ...]: read by ``pbdcloth wedge`` only
@@ -265,6 +269,10 @@ class SceneSpec:
     faces: list[list[int]] | None = None
     """The mesh file's polygons when they are not all triangles (the caches write them; the
     solver works on ``triangles``, their fan triangulation); None: ``triangles``."""
+    point_attributes: dict[str, F] | None = None
+    """Per-point attributes by name, (N,) each (the ``[attributes]`` table), or None."""
+    stitches: Any = None
+    """The ``[stitches]`` table as a :class:`~pbdcloth.cloth.stitches.Stitches`, or None."""
 
     @property
     def last_frame(self) -> int:
@@ -276,7 +284,8 @@ class SceneSpec:
         return Scene(self.name, self.description, positions=self.positions,
                      triangles=self.triangles, pinned=self.pinned, settings=self.settings,
                      colliders=[c.build(self.start_frame) for c in self.colliders],
-                     frames=self.frames - 1, fps=self.fps, animate=self.animate)
+                     frames=self.frames - 1, fps=self.fps, animate=self.animate,
+                     point_attributes=self.point_attributes, stitches=self.stitches)
 
     def pin_targets(self, frame: float) -> F:
         """Where the pins are at ``frame`` [m], shape (P, 3), in sorted pin order."""
@@ -286,9 +295,17 @@ class SceneSpec:
         return rest + (self.pin_motion.offset(frame) - self.pin_motion.offset(self.start_frame))
 
     def animate(self, solver: ClothSolver, frame: int) -> None:
-        """Set the controls for the step that ends at ``frame``: pin targets, collider poses."""
-        if self.pin_motion is not None and self.pinned.size:
-            solver.set_pin_targets(self.pin_targets(frame))
+        """Set the controls for the step that ends at ``frame``: pin targets, collider poses.
+
+        The keyed pin motion moves every pin of the solver: the ``[pins]`` points and those
+        that a ``pin_weight`` attribute pins, hard or soft."""
+        if self.pin_motion is not None and (self.pinned.size or solver.soft_pinned.size
+                                            or solver.pinned.size):
+            if solver.pinned.size == self.pinned.size and not solver.soft_pinned.size:
+                solver.set_pin_targets(self.pin_targets(frame))
+            else:
+                shift = self.pin_motion.offset(frame) - self.pin_motion.offset(self.start_frame)
+                solver.set_pin_targets(self.positions + shift)
         for spec, collider in zip(self.colliders, solver.colliders):
             spec.move(collider, frame)
 
@@ -315,6 +332,12 @@ class SceneSpec:
                             self.postprocess.lam, self.postprocess.mu, self.postprocess.centred],
         }
         h.update(json.dumps(meta, sort_keys=True, default=str).encode())
+        for name, values in sorted((self.point_attributes or {}).items()):
+            h.update(name.encode() + np.ascontiguousarray(values).tobytes())
+        if self.stitches is not None:
+            st = self.stitches
+            h.update(np.ascontiguousarray(st.pairs).tobytes() + np.ascontiguousarray(
+                st.rest).tobytes() + repr(float(st.speed)).encode())
         return h.hexdigest()
 
     def summary_lines(self) -> list[str]:
@@ -329,7 +352,17 @@ class SceneSpec:
             (f"settings   {self.settings.model}, {self.settings.substeps} substeps x "
              f"{self.settings.iterations} iterations"),
             f"output     {out.dir / out.name} ({out.format})",
-        ]
+        ] + self._attribute_lines()
+
+    def _attribute_lines(self) -> list[str]:
+        """A line for the per-point attributes and one for the stitches, when there are any."""
+        lines = []
+        if self.point_attributes:
+            lines.append(f"attributes {', '.join(sorted(self.point_attributes))}")
+        if self.stitches is not None:
+            count = int(np.asarray(self.stitches.pairs).reshape(-1, 2).shape[0])
+            lines.append(f"stitches   {count}, closing at {float(self.stitches.speed):g} m/s")
+        return lines
 
 
 # ------------------------------------------------------------------------------------------
@@ -731,6 +764,99 @@ def _read_postprocess(check: _Checker, table: dict[str, Any]) -> PostprocessOpti
                               centred=centred)
 
 
+def _attribute_source(check: _Checker, entry: dict[str, Any], key: str,
+                      mesh_table: dict[str, Any]) -> Any:
+    """The values of ``{ file, prim, primvar | attribute }``: a point attribute or primvar of a
+    mesh file (the ``[mesh]`` file when ``file`` is not given); None after a problem."""
+    from ..io.meshfile import MESH_SUFFIXES, read_mesh
+
+    where = key + "."
+    check.unknown(entry, ("file", "prim", "primvar", "attribute"), where)
+    names = [entry[k] for k in ("primvar", "attribute") if k in entry]
+    if len(names) != 1 or not isinstance(names[0], str):
+        check.add(key, entry, "give one of 'primvar' (USD) or 'attribute' (.geo): the name of "
+                  "the values in the file")
+        return None
+    if "file" in entry:
+        path = check.file(entry, "file", where, MESH_SUFFIXES)
+        prim = check.text(entry, "prim", where, None)
+    elif "file" in mesh_table and isinstance(mesh_table["file"], str):
+        text = mesh_table["file"]
+        path = Path(text) if os.path.isabs(text) else check.base / text
+        prim = entry.get("prim", mesh_table.get("prim"))
+    else:
+        check.add(key, entry, "needs a 'file' (the mesh is a grid, not a file)")
+        return None
+    if path is None:
+        return None
+    try:
+        found = read_mesh(path, prim if isinstance(prim, str) else None).attributes
+    except (MeshError, ValueError, OSError) as exc:
+        check.add(f"{where}file", str(path), str(exc))
+        return None
+    if names[0] not in found:
+        have = ", ".join(sorted(found)) or "none"
+        check.add(key, names[0], f"no such one-value-per-point attribute in {path.name} "
+                  f"(it has: {have})")
+        return None
+    return found[names[0]]
+
+
+def _read_attributes(check: _Checker, table: dict[str, Any], mesh_table: dict[str, Any],
+                     positions: F | None) -> dict[str, F] | None:
+    """The ``[attributes]`` table, validated by :mod:`pbdcloth.cloth.attributes`."""
+    from ..cloth.attributes import ATTRIBUTES_BY_NAME, PointAttributeError, \
+        validate_point_attributes
+
+    if not table:
+        return None
+    check.unknown(table, tuple(ATTRIBUTES_BY_NAME), "attributes.")
+    values: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"attributes.{name}"
+        if name not in ATTRIBUTES_BY_NAME:
+            continue
+        if isinstance(value, dict):
+            value = _attribute_source(check, value, key, mesh_table)
+        elif isinstance(value, bool) or not isinstance(value, (int, float, list)):
+            check.add(key, value, "must be a number, a list with one number per point or "
+                      "{ file, primvar | attribute }")
+            value = None
+        if value is None or positions is None:
+            continue
+        try:
+            values.update(validate_point_attributes({name: value}, positions.shape[0]))
+        except PointAttributeError as exc:
+            check.add(key, value if not isinstance(value, np.ndarray) else _MISSING, str(exc))
+    return values or None
+
+
+def _read_stitches(check: _Checker, table: dict[str, Any], positions: F | None) -> Any:
+    """The ``[stitches]`` table as a :class:`~pbdcloth.cloth.stitches.Stitches`."""
+    from ..cloth.stitches import DEFAULT_STITCH_SPEED, StitchError, Stitches, validate_stitches
+
+    if not table:
+        return None
+    where = "stitches."
+    check.unknown(table, ("pairs", "rest", "speed"), where)
+    pairs = table.get("pairs", _MISSING)
+    if pairs is _MISSING:
+        check.add(f"{where}pairs", _MISSING, "is required: [[i, j], ...] point index pairs")
+        return None
+    rest = table.get("rest", 0.0)
+    speed = check.number(table, "speed", where, DEFAULT_STITCH_SPEED, minimum=0.0,
+                         exclusive_min=True, unit="m/s")
+    if speed is None or positions is None:
+        return None
+    stitches = Stitches(pairs, rest, speed)
+    try:
+        validate_stitches(stitches, positions.shape[0])
+    except StitchError as exc:
+        check.add(f"{where}pairs", pairs, str(exc))
+        return None
+    return stitches
+
+
 def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
                      overrides: dict[str, Any] | None = None,
                      settings_overrides: dict[str, Any] | None = None
@@ -743,7 +869,7 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
     check = _Checker(base)
     over = dict(overrides or {})
     check.unknown(data, ("scene", "mesh", "pins", "colliders", "settings", "output",
-                         "postprocess", "wedge"), "")
+                         "postprocess", "wedge", "attributes", "stitches"), "")
     scene = check.table(data, "scene")
     check.unknown(scene, ("name", "description", "frames", "start_frame", "fps"), "scene.")
     name = check.text(scene, "name", "scene.", Path(source).stem)
@@ -798,6 +924,9 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
                 check.add("output.format", "usd",
                           "USD output needs usd-core: pip install 'pbdcloth[usd]'")
     post = _read_postprocess(check, check.table(data, "postprocess"))
+    attributes = _read_attributes(check, check.table(data, "attributes"),
+                                  check.table(data, "mesh"), positions)
+    stitches = _read_stitches(check, check.table(data, "stitches"), positions)
 
     if check.problems:
         return None, check.problems
@@ -806,7 +935,8 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
     spec = SceneSpec(name=name, description=description, source=None, positions=positions,
                      triangles=triangles, pinned=pinned, pin_motion=pin_motion,
                      colliders=colliders, settings=settings, frames=frames, start_frame=start,
-                     fps=fps, output=output, postprocess=post, faces=polygons)
+                     fps=fps, output=output, postprocess=post, faces=polygons,
+                     point_attributes=attributes, stitches=stitches)
     problems: list[Problem] = []
     for c in colliders:
         # Build each collider once: catches what only its constructor sees (a .vdb without a

@@ -7,7 +7,7 @@ so that runs never share state.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,10 +45,15 @@ class Scene:
     info: dict[str, float] = field(default_factory=dict)
     follow_camera: bool = False
     """Pictures centre each frame on the cloth (for scenes where it travels)."""
+    point_attributes: dict[str, NDArray[np.float64]] | None = None
+    """Per-point attributes (:mod:`pbdcloth.cloth.attributes`), or None."""
+    stitches: Any = None
+    """Stitches between point pairs (:mod:`pbdcloth.cloth.stitches`), or None."""
 
     def make_solver(self) -> ClothSolver:
         return ClothSolver(self.positions, self.triangles, pinned=self.pinned,
-                           settings=self.settings, colliders=self.colliders)
+                           settings=self.settings, colliders=self.colliders,
+                           point_attributes=self.point_attributes, stitches=self.stitches)
 
 
 def drape_scene(resolution: int = 50, settings: ClothSettings | None = None,

@@ -47,6 +47,7 @@ from ...cloth.state import ClothState
 from ...colliders.base import Collider
 from ...colliders.sdf import SdfCollider
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
+from ...constraints.softpin import soft_pin_stiffness
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
@@ -135,6 +136,10 @@ class _DeviceModel:
         tether_particle, tether_anchor (K,) int32; tether_rest [m]; tether_taut (K,) int32.
         pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
         levels: the hierarchy's coarse levels, coarsest first (:class:`_DeviceLevel`).
+        stitches: :class:`_DeviceDistance` of the stitch family (its PBD records);
+            triangle_stitches (T,) ``TriStitch`` records, triangle_stitch_colors.
+        soft_particle (S,) int32; soft_start, soft_end (S,) vec3: the soft pins' targets [m];
+            soft_stiffness (S,): their per-iteration pull k' (set when a frame is recorded).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
@@ -163,6 +168,7 @@ class _DeviceModel:
         hinges["quad"] = b.quads
         hinges["rest"] = b.rest_angle
         hinges["w"] = b.w
+        hinges["scale"] = 1.0 if b.scale is None else b.scale
         self.hinges: Any = wp.array(hinges, dtype=k.Hinge, device=device)
         self.bend_lam = wp.zeros(b.count, dtype=s, device=device)
         self.bend_colors = _Colors(b.offsets)
@@ -181,6 +187,17 @@ class _DeviceModel:
             weight0=arr(level.weights[:, 0].astype(np_scalar), s),
             weight1=arr(level.weights[:, 1].astype(np_scalar), s))
             for level in reversed(model.hierarchy.levels)]
+        self.stitches = self._family(model.stitches, k, device)
+        ts = model.triangle_stitches
+        tri: Any = np.zeros(ts.count, dtype=k.TriStitch.numpy_dtype())
+        tri["quad"], tri["bary"], tri["rest"], tri["w"] = ts.members, ts.barycentric, ts.rest, ts.w
+        self.triangle_stitches: Any = wp.array(tri, dtype=k.TriStitch, device=device)
+        self.triangle_stitch_colors = _Colors(ts.offsets)
+        soft = model.soft_pins
+        self.soft_particle = i32(soft.particle)
+        self.soft_start = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
+        self.soft_end = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
+        self.soft_stiffness = wp.zeros(soft.count, dtype=s, device=device)
 
     @staticmethod
     def _family(fam: DistanceFamily | HierarchyLevel, k: Any, device: Any) -> _DeviceDistance:
@@ -191,6 +208,8 @@ class _DeviceModel:
             rec["i"], rec["j"], rec["rest"] = fam.i, fam.j, fam.rest
         pbd["wi_frac"], pbd["wj_frac"] = fam.wi_frac, fam.wj_frac
         xpbd["wi"], xpbd["wj"] = fam.wi, fam.wj
+        for rec in (pbd, xpbd):
+            rec["scale"] = 1.0 if fam.scale is None else fam.scale
         return _DeviceDistance(wp.array(pbd, dtype=k.DistancePbd, device=device),
                                wp.array(xpbd, dtype=k.DistanceXpbd, device=device),
                                wp.zeros(fam.count, dtype=k.scalar, device=device),
@@ -285,6 +304,7 @@ class WarpBackend:
         self._p = wp.zeros(n, dtype=k.vec3, device=dev)
         self._v_pred = wp.zeros(n, dtype=k.vec3, device=dev)
         self._hierarchy_start = wp.zeros(n, dtype=k.vec3, device=dev)
+        self._touching = wp.zeros(n, dtype=wp.int32, device=dev)
         self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
@@ -359,6 +379,10 @@ class WarpBackend:
         if m.pins.shape[0]:
             m.pin_start.assign(np.ascontiguousarray(control.pin_start, dtype=m.np_scalar))
             m.pin_end.assign(np.ascontiguousarray(control.pin_end, dtype=m.np_scalar))
+        if m.soft_particle.shape[0] and control.soft_start is not None \
+                and control.soft_end is not None:
+            m.soft_start.assign(np.ascontiguousarray(control.soft_start, dtype=m.np_scalar))
+            m.soft_end.assign(np.ascontiguousarray(control.soft_end, dtype=m.np_scalar))
         if self._colliders is not None:
             self._colliders.update(control.colliders)
 
@@ -406,6 +430,10 @@ class WarpBackend:
                 self._selfcol = WarpSelfCollision(self.model, k, dev, tuning=self.tuning)
             self._selfcol.prepare(settings)
             wp.load_module(self._selfcol.k.module, device=dev)
+        soft = self.model.soft_pins
+        if soft.count:
+            self.m.soft_stiffness.assign(soft_pin_stiffness(
+                soft.weight, settings.iterations).astype(self.m.np_scalar))
         wp.load_module(k.module, device=dev)
         if self._lane_kernels is not None:
             wp.load_module(self._lane_kernels.module, device=dev)
@@ -425,7 +453,7 @@ class WarpBackend:
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
         """Issue every launch of one frame, in the numpy backend's order: per substep predict
         (with the hierarchical pass); ``iterations`` times project stretch, shear, bend,
-        tethers, colliders, self-collision; update."""
+        stitches, tethers, soft pins, colliders, self-collision; update."""
         c = self._substep(settings, dt)
         for step in range(settings.substeps):
             self._predict(launch, c, step)
@@ -434,7 +462,9 @@ class WarpBackend:
                 self._project_distance(launch, c, "stretch", fresh)
                 self._project_distance(launch, c, "shear", fresh)
                 self._project_bend(launch, c, fresh)
+                self._project_stitches(launch, c)
                 self._project_tethers(launch, c)
+                self._project_soft_pins(launch, c, step)
                 self._project_colliders(launch, c, step)
                 self._project_self_collision(launch, c)
             self._update(launch, c)
@@ -472,6 +502,9 @@ class WarpBackend:
         end; self-collision's velocity clamp and broad phase; XPBD multipliers to 0."""
         k, m, lk = self.k, self.m, self._lane_kernels
         x, v, p = self._x, self._v, self._p
+        if self._hierarchy_on(c):
+            launch(k.hold_contacts, self.model.particle_count,
+                   [self._contact, self._touching, int(step > 0)])
         if lk is not None and not c.use_wind:
             launch(lk.predict_loop, 1, [x, v, m.inv_mass, c.gravity, c.h, c.decay, p,
                                         self._v_pred, self._contact])
@@ -492,18 +525,25 @@ class WarpBackend:
     def _project_hierarchy(self, launch: _Recorder, c: _Substep) -> None:
         """The hierarchical pass, coarsest level first: each level's unilateral distances by
         color, then its hand-down to the finer level (mirrors
-        :func:`pbdcloth.constraints.hierarchy.project_hierarchy`)."""
-        levels = self.m.levels
-        if not (c.settings.hierarchy and levels) or c.settings.self_collision:
+        :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles that touched a
+        collider in the frame's last substep stay where the prediction put them."""
+        if not self._hierarchy_on(c):
             return
-        k, p, start = self.k, self._p, self._hierarchy_start
-        launch(k.copy_positions, self.model.particle_count, [p, start])
+        k, p, start, levels = self.k, self._p, self._hierarchy_start, self.m.levels
+        n = self.model.particle_count
+        launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
         for lv in levels:
             for off, cnt in lv.colors.spans:
                 launch(k.distance_unilateral, cnt, [p, lv.cons, off, slack])
             launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
                                                     lv.weight0, lv.weight1])
+        launch(k.keep_touching, n, [p, start, self._touching])
+
+    def _hierarchy_on(self, c: _Substep) -> bool:
+        """The hierarchical pass runs: on in the settings, levels to project, no
+        self-collision."""
+        return bool(c.settings.hierarchy and self.m.levels and not c.settings.self_collision)
 
     def _project_distance(self, launch: _Recorder, c: _Substep, family: str,
                           fresh: int) -> None:
@@ -515,8 +555,8 @@ class WarpBackend:
             alpha, gamma = c.compliance[family]
             if group is not None:
                 launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest,
-                                                   group.lam, 0, group.groups, fresh, alpha,
-                                                   gamma])
+                                                   group.lam, group.scale, 0, group.groups,
+                                                   fresh, alpha, gamma])
                 return
             for off, cnt in fam.colors.spans:
                 launch(k.distance_xpbd, cnt, [p, x, fam.xpbd, fam.lam, off, alpha, gamma])
@@ -526,7 +566,7 @@ class WarpBackend:
             return
         if group is not None:
             launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest,
-                                              group.lam, 0, group.groups, fresh,
+                                              group.lam, group.scale, 0, group.groups, fresh,
                                               k.scalar(stiff)])
             return
         for off, cnt in fam.colors.spans:
@@ -539,8 +579,9 @@ class WarpBackend:
         if c.xpbd:
             alpha, gamma = c.compliance["bend"]
             if bend is not None:
-                launch(lk.bend_xpbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0,
-                                               bend.groups, fresh, alpha, gamma])
+                launch(lk.bend_xpbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam,
+                                               bend.scale, 0, bend.groups, fresh, alpha,
+                                               gamma])
                 return
             for off, cnt in m.bend_colors.spans:
                 launch(k.bend_xpbd, cnt, [p, x, m.hinges, m.bend_lam, off, alpha, gamma])
@@ -549,11 +590,30 @@ class WarpBackend:
         if stiff == 0.0:
             return
         if bend is not None:
-            launch(lk.bend_pbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam, 0,
-                                          bend.groups, fresh, k.scalar(stiff)])
+            launch(lk.bend_pbd_lanes, 1, [p, x, bend.idx, bend.w, bend.rest, bend.lam,
+                                          bend.scale, 0, bend.groups, fresh, k.scalar(stiff)])
             return
         for off, cnt in m.bend_colors.spans:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
+
+    def _project_stitches(self, launch: _Recorder, c: _Substep) -> None:
+        """The stitch colors in order, closing by at most the model's stitch speed x h."""
+        fam = self.m.stitches
+        closing = self.k.scalar(self.model.stitch_speed * c.seconds)
+        for off, cnt in fam.colors.spans:
+            launch(self.k.stitches, cnt, [self._p, self._x, fam.pbd, off, closing])
+        m = self.m
+        closing = self.k.scalar(self.model.triangle_stitches.speed * c.seconds)
+        for off, cnt in m.triangle_stitch_colors.spans:
+            launch(self.k.triangle_stitches, cnt, [self._p, self._x, m.triangle_stitches, off,
+                                                   closing])
+
+    def _project_soft_pins(self, launch: _Recorder, c: _Substep, step: int) -> None:
+        """Every soft pin at once, toward its target at the end of substep ``step``."""
+        m = self.m
+        alpha = self.k.scalar((step + 1) / c.settings.substeps)
+        launch(self.k.soft_pins, m.soft_particle.shape[0],
+               [self._p, m.soft_particle, m.soft_start, m.soft_end, alpha, m.soft_stiffness])
 
     def _project_tethers(self, launch: _Recorder, c: _Substep) -> None:
         """Every tether at once (each particle has at most one)."""

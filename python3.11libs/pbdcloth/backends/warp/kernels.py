@@ -10,6 +10,7 @@ rounding. Each projection's docstring names the numpy function it mirrors ("Mirr
 * bending: :mod:`pbdcloth.constraints.bend` (signed dihedral angle by the half-angle atan2, the
   closed-form gradient of Bridson, Marino and Fedkiw 2003);
 * tethers: :mod:`pbdcloth.constraints.tether` (Kim, Chentanez and Müller 2012);
+* stitches and soft pins: :mod:`pbdcloth.constraints.stitch`, :mod:`pbdcloth.constraints.softpin`;
 * contacts: :mod:`pbdcloth.colliders.response` (push-out to the thickness shell, Coulomb friction
   in position form after Macklin et al. 2014, restitution after Müller et al. 2020, eq. 34), the
   analytic shapes of :mod:`pbdcloth.colliders.shapes` and the dense signed distance block of
@@ -98,6 +99,7 @@ def build_kernels(precision: str = "float32") -> SimpleNamespace:
         **vars(_bend_kernels(t, records, angle)),
         **vars(_tether_kernels(t)),
         **vars(_hierarchy_kernels(t, records)),
+        **vars(_attachment_kernels(t, records)),
         **vars(_sdf_kernels(t, records, contact)),
         **vars(_shape_kernels(t, contact)),
     )
@@ -109,27 +111,42 @@ def _records(t: KernelTypes) -> SimpleNamespace:
     scalar, vec3, vec4, mat33, module = t
 
     class DistancePbd:
-        """A distance constraint for PBD: particles, rest length [m], w_i/(w_i+w_j), w_j/(w_i+w_j)."""
+        """A distance constraint for PBD: particles, rest length [m], w_i/(w_i+w_j), w_j/(w_i+w_j),
+        stiffness scale (1: none)."""
 
         i: wp.int32
         j: wp.int32
         rest: scalar
         wi_frac: scalar
         wj_frac: scalar
+        scale: scalar
 
     class DistanceXpbd:
-        """A distance constraint for XPBD: particles, rest length [m], inverse masses [1/kg]."""
+        """A distance constraint for XPBD: particles, rest length [m], inverse masses [1/kg],
+        stiffness scale (1: none)."""
 
         i: wp.int32
         j: wp.int32
         rest: scalar
         wi: scalar
         wj: scalar
+        scale: scalar
 
     class Hinge:
-        """A bend constraint: (p1, p2, p3, p4), rest angle [rad], inverse masses [1/kg]."""
+        """A bend constraint: (p1, p2, p3, p4), rest angle [rad], inverse masses [1/kg],
+        stiffness scale (1: none)."""
 
         quad: wp.vec4i
+        rest: scalar
+        w: vec4
+        scale: scalar
+
+    class TriStitch:
+        """A point-to-triangle stitch: (p, a, b, c), barycentric (u, v, w), rest length [m],
+        inverse masses [1/kg] of p, a, b, c."""
+
+        quad: wp.vec4i
+        bary: vec3
         rest: scalar
         w: vec4
 
@@ -148,6 +165,7 @@ def _records(t: KernelTypes) -> SimpleNamespace:
     return SimpleNamespace(DistancePbd=wp.struct(DistancePbd, module=module),
                            DistanceXpbd=wp.struct(DistanceXpbd, module=module),
                            Hinge=wp.struct(Hinge, module=module),
+                           TriStitch=wp.struct(TriStitch, module=module),
                            SdfPose=wp.struct(SdfPose, module=module))
 
 
@@ -378,7 +396,8 @@ def _distance_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespa
         offset: int,
         k: scalar,
     ):
-        """PBD: s = k' (|d| - d0) / |d|, x_i -= w_i/(w_i+w_j) s d, x_j += w_j/(w_i+w_j) s d.
+        """PBD: s = min(1, k' scale) (|d| - d0) / |d|, x_i -= w_i/(w_i+w_j) s d,
+        x_j += w_j/(w_i+w_j) s d.
 
         Mirrors pbdcloth.constraints.distance.project_distance_pbd.
         """
@@ -387,7 +406,7 @@ def _distance_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespa
         xj = p[con.j]
         d = xi - xj
         length = wp.length(d)
-        s = (length - con.rest) / wp.max(length, min_length) * k
+        s = (length - con.rest) / wp.max(length, min_length) * wp.min(k * con.scale, one)
         d = d * s
         p[con.i] = xi - d * con.wi_frac
         p[con.j] = xj + d * con.wj_frac
@@ -402,8 +421,8 @@ def _distance_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespa
         alpha: scalar,
         gamma: scalar,
     ):
-        """XPBD: dlambda = (-C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1+gamma)(w_i+w_j) + alpha~),
-        x_i += w_i dlambda n, x_j -= w_j dlambda n.
+        """XPBD: dlambda = (-s C - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((s+gamma)(w_i+w_j) + alpha~),
+        x_i += w_i dlambda n, x_j -= w_j dlambda n (s: the constraint's stiffness scale).
 
         Mirrors pbdcloth.constraints.distance.project_distance_xpbd.
         """
@@ -417,10 +436,10 @@ def _distance_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespa
         length = wp.length(d)
         n = d / wp.max(length, min_length)
         lam_c = lam[c]
-        numer = con.rest - length - alpha * lam_c
+        numer = (con.rest - length) * con.scale - alpha * lam_c
         if gamma != zero:
             numer = numer - gamma * wp.dot(n, (xi - x_prev[i]) - (xj - x_prev[j]))
-        denom = (one + gamma) * (con.wi + con.wj) + alpha
+        denom = (con.scale + gamma) * (con.wi + con.wj) + alpha
         dlam = zero  # both ends pinned and rigid: nothing moves
         if denom > zero:
             dlam = numer * (one / denom)
@@ -466,7 +485,7 @@ def _bend_kernels(t: KernelTypes, records: SimpleNamespace, angle: SimpleNamespa
         denom = weighted_gradient_norm(wc, g1, g2, g3, g4)
         if denom <= zero:
             return
-        step = -k * (wrap_angle(theta - hinge.rest) / denom)
+        step = -wp.min(k * hinge.scale, one) * (wrap_angle(theta - hinge.rest) / denom)
         p[q[0]] = x1 + (g1 * wc[0]) * step
         p[q[1]] = x2 + (g2 * wc[1]) * step
         p[q[2]] = x3 + (g3 * wc[2]) * step
@@ -482,8 +501,8 @@ def _bend_kernels(t: KernelTypes, records: SimpleNamespace, angle: SimpleNamespa
         alpha: scalar,
         gamma: scalar,
     ):
-        """XPBD bend: dlambda = (-C - alpha~ lambda - gamma grad.dx) / ((1+gamma) sum w|grad|^2 + alpha~),
-        dx_k = w_k dlambda grad_k.
+        """XPBD bend: dlambda = (-s C - alpha~ lambda - gamma grad.dx) / ((s+gamma) sum w|grad|^2 + alpha~),
+        dx_k = w_k dlambda grad_k (s: the hinge's stiffness scale).
 
         Mirrors pbdcloth.constraints.bend.project_bend_xpbd.
         """
@@ -499,12 +518,12 @@ def _bend_kernels(t: KernelTypes, records: SimpleNamespace, angle: SimpleNamespa
             return
         wc = hinge.w
         lam_c = lam[c]
-        numer = -wrap_angle(theta - hinge.rest) - alpha * lam_c
+        numer = -wrap_angle(theta - hinge.rest) * hinge.scale - alpha * lam_c
         if gamma != zero:
             gdx = (wp.dot(g1, x1 - x_prev[q[0]]) + wp.dot(g2, x2 - x_prev[q[1]])) + \
                 (wp.dot(g3, x3 - x_prev[q[2]]) + wp.dot(g4, x4 - x_prev[q[3]]))
             numer = numer - gamma * gdx
-        denom = (one + gamma) * weighted_gradient_norm(wc, g1, g2, g3, g4) + alpha
+        denom = (hinge.scale + gamma) * weighted_gradient_norm(wc, g1, g2, g3, g4) + alpha
         if denom <= zero:
             return
         dlam = numer / denom
@@ -515,6 +534,101 @@ def _bend_kernels(t: KernelTypes, records: SimpleNamespace, angle: SimpleNamespa
         p[q[3]] = x4 + (g4 * wc[3]) * dlam
 
     return SimpleNamespace(bend_pbd=bend_pbd, bend_xpbd=bend_xpbd)
+
+
+# --- stitches and soft pins -------------------------------------------------------------------------
+def _attachment_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespace:
+    """``stitches`` (one color of the stitch family per launch) and ``soft_pins`` (all at once:
+    each particle has at most one)."""
+    scalar, vec3, _, _, module = t
+    one = scalar(1.0)
+    min_length = scalar(MIN_LENGTH)
+    DistancePbd = records.DistancePbd
+
+    @wp.kernel(module=module)
+    def stitches(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        cons: wp.array(dtype=DistancePbd),
+        offset: int,
+        closing: scalar,
+    ):
+        """Target r_h = max(rest, |x_i - x_j| (substep start) - v h); s = (|d| - r_h) / |d|,
+        x_i -= w_i/(w_i+w_j) s d, x_j += w_j/(w_i+w_j) s d.
+
+        Mirrors pbdcloth.constraints.stitch.project_stitches.
+        """
+        con = cons[offset + wp.tid()]
+        target = wp.max(con.rest, wp.length(x_prev[con.i] - x_prev[con.j]) - closing)
+        xi = p[con.i]
+        xj = p[con.j]
+        d = xi - xj
+        length = wp.length(d)
+        d = d * ((length - target) / wp.max(length, min_length))
+        p[con.i] = xi - d * con.wi_frac
+        p[con.j] = xj + d * con.wj_frac
+
+    @wp.kernel(module=module)
+    def soft_pins(
+        p: wp.array(dtype=vec3),
+        particle: wp.array(dtype=wp.int32),
+        start: wp.array(dtype=vec3),
+        end: wp.array(dtype=vec3),
+        alpha: scalar,
+        stiffness: wp.array(dtype=scalar),
+    ):
+        """x += k' (t - x), t the target at ``alpha`` of the frame (linear, exact at 1).
+
+        Mirrors pbdcloth.constraints.softpin.project_soft_pins.
+        """
+        k = wp.tid()
+        target = end[k]
+        if alpha < one:
+            target = start[k] + (end[k] - start[k]) * alpha
+        i = particle[k]
+        x = p[i]
+        p[i] = x + (target - x) * stiffness[k]
+
+    TriStitch = records.TriStitch
+    zero = scalar(0.0)
+
+    @wp.kernel(module=module)
+    def triangle_stitches(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        cons: wp.array(dtype=TriStitch),
+        offset: int,
+        closing: scalar,
+    ):
+        """d = x_p - (u x_a + v x_b + w x_c), target max(rest, |d| (substep start) - v h),
+        s = (|d| - target) / (w_p + u^2 w_a + v^2 w_b + w^2 w_c); x_p -= w_p s n,
+        x_a += u w_a s n, ...
+
+        Mirrors pbdcloth.constraints.stitch.project_triangle_stitches.
+        """
+        con = cons[offset + wp.tid()]
+        q = con.quad
+        b = con.bary
+        wc = con.w
+        d0 = x_prev[q[0]] - ((x_prev[q[1]] * b[0] + x_prev[q[2]] * b[1]) + x_prev[q[3]] * b[2])
+        target = wp.max(con.rest, wp.length(d0) - closing)
+        xp = p[q[0]]
+        xa = p[q[1]]
+        xb = p[q[2]]
+        xc = p[q[3]]
+        d = xp - ((xa * b[0] + xb * b[1]) + xc * b[2])
+        length = wp.length(d)
+        wsum = ((wc[0] + b[0] * b[0] * wc[1]) + b[1] * b[1] * wc[2]) + b[2] * b[2] * wc[3]
+        if wsum <= zero:
+            return
+        d = d * ((length - target) / wp.max(length, min_length) / wsum)
+        p[q[0]] = xp - d * wc[0]
+        p[q[1]] = xa + d * (b[0] * wc[1])
+        p[q[2]] = xb + d * (b[1] * wc[2])
+        p[q[3]] = xc + d * (b[2] * wc[3])
+
+    return SimpleNamespace(stitches=stitches, soft_pins=soft_pins,
+                           triangle_stitches=triangle_stitches)
 
 
 # --- tethers --------------------------------------------------------------------------------------
@@ -608,8 +722,29 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         moved = start[f] + (p[a] - start[a]) * weight0[k]
         p[f] = moved + (p[b] - start[b]) * weight1[k]
 
+    @wp.kernel(module=module)
+    def hold_contacts(contact: wp.array(dtype=wp.int32), touching: wp.array(dtype=wp.int32),
+                      keep: int):
+        """touching = the last substep's contact flags (keep = 1), or none (the frame's first
+        substep: nothing carries over from the frame before)."""
+        i = wp.tid()
+        if keep != 0:
+            touching[i] = contact[i]
+        else:
+            touching[i] = 0
+
+    @wp.kernel(module=module)
+    def keep_touching(p: wp.array(dtype=vec3), start: wp.array(dtype=vec3),
+                      touching: wp.array(dtype=wp.int32)):
+        """Particles that touched a collider in the last substep keep their predicted
+        positions through the hierarchical pass."""
+        i = wp.tid()
+        if touching[i] != 0:
+            p[i] = start[i]
+
     return SimpleNamespace(distance_unilateral=distance_unilateral,
-                           copy_positions=copy_positions, hand_down=hand_down)
+                           copy_positions=copy_positions, hand_down=hand_down,
+                           hold_contacts=hold_contacts, keep_touching=keep_touching)
 
 
 # --- contacts -------------------------------------------------------------------------------------

@@ -81,6 +81,7 @@ for (int g = first; g < last; ++g) {
   const float* W = (const float*)w.data + g * K * L;     // [K][L] per-corner weights
   const float* R = (const float*)rest.data + g * L;      // [L] rest values
   float* LAM = (float*)lam.data + g * L;                 // [L] XPBD multipliers
+  const float* SC = (const float*)scale.data + g * L;    // [L] stiffness scales (1: none)
   auto load = [](const float* a) { lanes_t v; __builtin_memcpy(&v, a, sizeof(v)); return v; };
   mask_t used;
   __builtin_memcpy(&used, Q, sizeof(used));
@@ -145,12 +146,13 @@ _DISTANCE = r"""
   if (XPBD) {
     lanes_t nx = dx / safe, ny = dy / safe, nz = dz / safe;
     lanes_t lam_c = fresh ? ZERO : load(LAM);
-    lanes_t numer = load(R) - len - alpha * lam_c;
+    lanes_t sc = load(SC);
+    lanes_t numer = (load(R) - len) * sc - alpha * lam_c;
     if (DAMP) {
       numer = numer - gamma * (nx * (V[0][0] - V[1][0]) + ny * (V[0][1] - V[1][1])
                                + nz * (V[0][2] - V[1][2]));
     }
-    lanes_t denom = (1.0f + gamma) * (w0 + w1) + alpha;
+    lanes_t denom = (sc + gamma) * (w0 + w1) + alpha;
     mask_t positive = denom > 0.0f;
     lanes_t dl = numer * (1.0f / (positive ? denom : ONE));
     dl = positive ? dl : ZERO;   // both ends pinned and rigid: nothing moves
@@ -159,7 +161,9 @@ _DISTANCE = r"""
     D[0][0] = nx * w0; D[0][1] = ny * w0; D[0][2] = nz * w0;
     D[1][0] = -(nx * w1); D[1][1] = -(ny * w1); D[1][2] = -(nz * w1);
   } else {
-    lanes_t s = (len - load(R)) / safe * k;
+    lanes_t ks = k * load(SC);
+    ks = ks < ONE ? ks : ONE;
+    lanes_t s = (len - load(R)) / safe * ks;
     dx = dx * s; dy = dy * s; dz = dz * s;
     D[0][0] = -(dx * w0); D[0][1] = -(dy * w0); D[0][2] = -(dz * w0);
     D[1][0] = dx * w1; D[1][1] = dy * w1; D[1][2] = dz * w1;
@@ -215,7 +219,8 @@ _BEND = r"""
   lanes_t step;
   if (XPBD) {
     lanes_t lam_c = fresh ? ZERO : load(LAM);
-    lanes_t numer = -C - alpha * lam_c;
+    lanes_t sc = load(SC);
+    lanes_t numer = -C * sc - alpha * lam_c;
     if (DAMP) {
       lanes_t gdx = ((g1x * V[0][0] + g1y * V[0][1] + g1z * V[0][2])
                    + (g2x * V[1][0] + g2y * V[1][1] + g2z * V[1][2]))
@@ -223,7 +228,7 @@ _BEND = r"""
                    + (g4x * V[3][0] + g4y * V[3][1] + g4z * V[3][2]));
       numer = numer - gamma * gdx;
     }
-    lanes_t denom = (1.0f + gamma) * wg + alpha;
+    lanes_t denom = (sc + gamma) * wg + alpha;
     mask_t positive = denom > 0.0f;
     valid = valid & positive;
     lanes_t dl = numer / (positive ? denom : ONE);
@@ -232,7 +237,9 @@ _BEND = r"""
   } else {
     mask_t positive = wg > 0.0f;
     valid = valid & positive;
-    lanes_t q = -k * (C / (positive ? wg : ONE));
+    lanes_t ks = k * load(SC);
+    ks = ks < ONE ? ks : ONE;
+    lanes_t q = -ks * (C / (positive ? wg : ONE));
     step = valid ? q : ZERO;
   }
   D[0][0] = (g1x * w0) * step; D[0][1] = (g1y * w0) * step; D[0][2] = (g1z * w0) * step;
@@ -310,7 +317,8 @@ def _group_funcs() -> SimpleNamespace:
         for xpbd in (False, True):
             def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                       scale: wp.array(dtype=f32), first: int,
                        last: int, fresh: int, k: float, alpha: float, gamma: float):
                 ...
 
@@ -349,7 +357,7 @@ def build_lane_kernels() -> SimpleNamespace:
     """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
     ``distance_xpbd_lanes``, ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
 
-    Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam) of a
+    Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam, scale) of a
     :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
     other (colors are contiguous runs of groups, so one launch can cover a whole family in color
     order), ``fresh`` (1: read the multipliers as 0, the first iteration of a substep) and the
@@ -367,47 +375,51 @@ def build_lane_kernels() -> SimpleNamespace:
     @wp.kernel(module=_MODULE)
     def distance_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                            idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                           rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                           last: int, fresh: int, k: float):
+                           rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                           scale: wp.array(dtype=f32), first: int, last: int, fresh: int, k: float):
         """PBD distances of lane groups first .. last - 1.
 
         Mirrors pbdcloth.constraints.distance.project_distance_pbd.
         """
-        distance_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
+        distance_pbd_groups(p, x_prev, idx, w, rest, lam, scale, first, last, fresh, k, 0.0,
+                            0.0)
 
     @wp.kernel(module=_MODULE)
     def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                             idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                            rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                            last: int, fresh: int, alpha: float, gamma: float):
+                            rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                            scale: wp.array(dtype=f32), first: int, last: int, fresh: int,
+                            alpha: float, gamma: float):
         """XPBD distances of lane groups first .. last - 1.
 
         Mirrors pbdcloth.constraints.distance.project_distance_xpbd.
         """
-        distance_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha,
+        distance_xpbd_groups(p, x_prev, idx, w, rest, lam, scale, first, last, fresh, 0.0, alpha,
                              gamma)
 
     @wp.kernel(module=_MODULE)
     def bend_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                       last: int, fresh: int, k: float):
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                       scale: wp.array(dtype=f32), first: int, last: int, fresh: int, k: float):
         """PBD bend of lane groups first .. last - 1.
 
         Mirrors pbdcloth.constraints.bend.project_bend_pbd.
         """
-        bend_pbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, k, 0.0, 0.0)
+        bend_pbd_groups(p, x_prev, idx, w, rest, lam, scale, first, last, fresh, k, 0.0, 0.0)
 
     @wp.kernel(module=_MODULE)
     def bend_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                         idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
-                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32), first: int,
-                        last: int, fresh: int, alpha: float, gamma: float):
+                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                        scale: wp.array(dtype=f32), first: int, last: int, fresh: int,
+                            alpha: float, gamma: float):
         """XPBD bend of lane groups first .. last - 1.
 
         Mirrors pbdcloth.constraints.bend.project_bend_xpbd.
         """
-        bend_xpbd_groups(p, x_prev, idx, w, rest, lam, first, last, fresh, 0.0, alpha, gamma)
+        bend_xpbd_groups(p, x_prev, idx, w, rest, lam, scale, first, last, fresh, 0.0, alpha,
+                         gamma)
 
     @wp.kernel(module=_MODULE)
     def predict_loop(x: wp.array(dtype=vec3), v: wp.array(dtype=vec3),
@@ -497,7 +509,8 @@ class LaneGroups:
 class LaneFamilies(NamedTuple):
     """A model's three constraint families in lane groups. Distances carry ``frac``
     (w_i/(w_i+w_j), w_j/(w_i+w_j), for PBD), ``w`` (w_i, w_j [1/kg], XPBD) and ``rest`` [m];
-    the bend carries ``w`` (inverse masses of p1..p4 [1/kg]) and ``rest`` (angle [rad])."""
+    the bend carries ``w`` (inverse masses of p1..p4 [1/kg]) and ``rest`` (angle [rad]); each
+    carries ``scale``, the constraints' stiffness scales (1 without point attributes)."""
 
     stretch: LaneGroups
     shear: LaneGroups
@@ -507,11 +520,15 @@ class LaneFamilies(NamedTuple):
 def lane_families(model, device) -> LaneFamilies:
     """The model's stretch, shear and bend families regrouped into lane groups on ``device``."""
 
+    def scale(fam) -> np.ndarray:
+        return np.ones(fam.count) if fam.scale is None else fam.scale
+
     def distance(fam) -> LaneGroups:
         return LaneGroups(np.stack([fam.i, fam.j], axis=1), fam.offsets, device,
                           frac=np.stack([fam.wi_frac, fam.wj_frac], axis=1),
-                          w=np.stack([fam.wi, fam.wj], axis=1), rest=fam.rest)
+                          w=np.stack([fam.wi, fam.wj], axis=1), rest=fam.rest, scale=scale(fam))
 
     b = model.bend
     return LaneFamilies(distance(model.stretch), distance(model.shear),
-                        LaneGroups(b.quads, b.offsets, device, w=b.w, rest=b.rest_angle))
+                        LaneGroups(b.quads, b.offsets, device, w=b.w, rest=b.rest_angle,
+                                   scale=scale(b)))
