@@ -48,6 +48,7 @@ TIERS = {
     "hardening": "pipeline",
     "fuzz": "unit",
     "wedge": "pipeline",
+    "tear": "physics",
 }
 
 
