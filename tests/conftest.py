@@ -49,6 +49,7 @@ TIERS = {
     "fuzz": "unit",
     "wedge": "pipeline",
     "tear": "physics",
+    "tear_caches": "pipeline",
 }
 
 

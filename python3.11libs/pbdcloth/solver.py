@@ -365,6 +365,11 @@ class ClothSolver:
         return self.model is not self._untorn
 
     @property
+    def untorn_model(self) -> ClothModel:
+        """The model the cloth was built with, before any tear."""
+        return self._untorn
+
+    @property
     def point_origin(self) -> NDArray[np.intp]:
         """The input point each particle comes from, shape (N,) (``arange(N)`` until a tear
         splits points; copies follow the input's points)."""
