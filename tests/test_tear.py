@@ -14,7 +14,7 @@ from pbdcloth import ClothSettings
 from pbdcloth.cloth.coloring import extend_coloring
 from pbdcloth.cloth.mesh import ClothMesh, MeshError, grid
 from pbdcloth.cloth.model import ClothModel, build_model
-from pbdcloth.cloth.tear import Breakable, broken, corner_fans, tear_edges
+from pbdcloth.cloth.tear import Breakable, broken, corner_fans, piece_labels, tear_edges
 from pbdcloth.settings import SettingsError
 from pbdcloth.solver import ClothSolver
 
@@ -199,18 +199,7 @@ def test_vertical_line_tear_splits_the_sheet_in_two() -> None:
 
 
 def _components(model: ClothModel) -> int:
-    n = model.particle_count
-    parent = np.arange(n)
-    e = model.topology.edges
-    while True:
-        low = np.minimum(parent[e[:, 0]], parent[e[:, 1]])
-        nxt = parent.copy()
-        np.minimum.at(nxt, e[:, 0], low)
-        np.minimum.at(nxt, e[:, 1], low)
-        nxt = nxt[nxt]
-        if np.array_equal(nxt, parent):
-            return int(np.unique(parent).size)
-        parent = nxt
+    return int(np.unique(piece_labels(model.topology.edges, model.particle_count)).size)
 
 
 def test_an_interior_torn_edge_splits_nothing_until_the_crack_reaches_it() -> None:

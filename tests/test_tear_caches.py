@@ -142,3 +142,33 @@ def test_sigkilled_torn_run_resumes_with_no_frame_lost(tmp_path: Path) -> None:
     for k in range(1, 13):
         name = f"cloth.{k:04d}.obj"
         assert (ref / name).read_bytes() == (run / name).read_bytes(), name
+
+
+def test_the_tear_scene_tears_and_keeps_its_mass(tmp_path: Path) -> None:
+    """``pbdcloth demo --scene tear``, coarse: the sheet tears (points are split, the crack
+    separates the mesh) and its total mass stays density x area to 1e-12."""
+    from pbdcloth.cli.main import main
+    from pbdcloth.cloth.mesh import triangle_areas
+    from pbdcloth.pipeline.run import run_scene
+    from pbdcloth.scenes.cloth import tear_scene
+
+    scene = tear_scene(nx=18, ny=12, frames=24, notch=3, speed=0.1)
+    scene.settings = scene.settings.replace(substeps=10, iterations=2, tear_strain=0.1,
+                                            model="pbd", tethers=False)
+    masses: list[float] = []
+    summary, record = run_scene(scene, progress=False,
+                                on_frame=lambda f, s: masses.append(s.model.mass.sum()))
+    area = triangle_areas(scene.positions, scene.triangles).sum()
+    total = scene.settings.density * area
+    assert record.frames[-1].shape[0] > scene.positions.shape[0]
+    assert record.triangles[-1].shape == scene.triangles.shape
+    assert not np.array_equal(record.triangles[-1], scene.triangles)
+    from pbdcloth.cloth.tear import piece_labels
+    from pbdcloth.cloth.topology import edge_use
+
+    edges = edge_use(record.triangles[-1])[0]
+    assert np.unique(piece_labels(edges, record.frames[-1].shape[0])).size >= 2
+    assert max(abs(m - total) for m in masses) <= 1e-12 * total
+    out = tmp_path / "demo"
+    assert main(["demo", "--scene", "tear", "--frames", "3", "--quiet", "--out", str(out)]) == 0
+    assert (out / "preview.png").is_file() and (out / "cloth.0003.obj").is_file()

@@ -230,6 +230,24 @@ def tear_edges(model: ClothModel, edges: I) -> Tear:
                 torn_edges=int(torn.sum()), new_particles=int(parents.shape[0]))
 
 
+def piece_labels(edges: I, particle_count: int) -> I:
+    """The connected piece of every particle over ``edges`` (E, 2): the lowest particle index
+    of its piece, shape (N,); ``np.unique(labels).size`` counts the pieces a tear left."""
+    label = np.arange(particle_count, dtype=np.int64)
+    if edges.shape[0] == 0:
+        return label
+    a, b = edges[:, 0], edges[:, 1]
+    while True:
+        low = np.minimum(label[a], label[b])
+        nxt = label.copy()
+        np.minimum.at(nxt, a, low)
+        np.minimum.at(nxt, b, low)
+        nxt = nxt[nxt]
+        if np.array_equal(nxt, label):
+            return label
+        label = nxt
+
+
 def family_colors(model: ClothModel) -> dict[str, I]:
     """The color of every stretch, shear and bend constraint, in topology order (what a
     checkpoint stores to rebuild a torn model with the same colors)."""
@@ -238,5 +256,5 @@ def family_colors(model: ClothModel) -> dict[str, I]:
             "bend_colors": _family_colors(model.bend, model.bend.source)}
 
 
-__all__ = ["Breakable", "Tear", "broken", "corner_fans", "family_colors", "stretch_breakable",
-           "tear_edges"]
+__all__ = ["Breakable", "Tear", "broken", "corner_fans", "family_colors", "piece_labels",
+           "stretch_breakable", "tear_edges"]
