@@ -188,7 +188,7 @@ def extend_coloring(particles: NDArray[np.integer], colors: NDArray[np.integer],
         mask = np.zeros(particle_count, dtype=np.uint64)
         bits = np.left_shift(np.uint64(1), out[kept].astype(np.uint64))
         np.bitwise_or.at(mask, cons[kept].reshape(-1), np.repeat(bits, cons.shape[1]))
-        used = [int(b) for b in mask.tolist()]
+        used = mask.tolist()
     else:
         used = [0] * particle_count
         for row, color in zip(cons[kept].tolist(), out[kept].tolist()):

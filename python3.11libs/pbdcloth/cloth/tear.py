@@ -96,15 +96,17 @@ def _next_corner(halves: I) -> I:
     return halves - halves % 3 + (halves % 3 + 1) % 3
 
 
-def corner_fans(triangles: I, cut: B) -> I:
+def corner_fans(triangles: I, cut: B,
+                use: tuple[I, I, I] | None = None) -> I:
     """The fan of every triangle corner: corners (3 t + k) at one vertex are in one fan when
     triangles linked by un-torn shared edges around that vertex join them. Returns, for each
     corner, the lowest corner index of its fan, shape (3 T,).
 
     Connected components by label propagation over the corner links, with pointer jumping
-    (each round also takes the label of the label), in whole-array steps.
+    (each round also takes the label of the label), in whole-array steps. ``use``: the
+    :func:`~pbdcloth.cloth.topology.edge_use` of ``triangles`` when already at hand.
     """
-    edges, counts, edge_of = edge_use(triangles)
+    edges, counts, edge_of = use if use is not None else edge_use(triangles)
     edge_cut = np.zeros(edges.shape[0], dtype=bool)
     np.logical_or.at(edge_cut, edge_of, cut.reshape(-1))
     order = np.argsort(edge_of, kind="stable")
@@ -138,15 +140,16 @@ def _family_colors(family: _ColoredFamily, source: I) -> I:
 
 
 def _carried(old_keys: I, old_colors: I, new_keys: I) -> I:
-    """The color of each new constraint whose key (a row) names an old one, -1 for the rest;
-    of several new constraints with one old key only the first keeps its color."""
+    """The color of each new constraint whose key names an old one, -1 for the rest; of
+    several new constraints with one old key only the first keeps its color. Keys are int64,
+    one per constraint, unique among the old ones."""
     m = old_keys.shape[0]
     if new_keys.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     if m == 0:
         return np.full(new_keys.shape[0], -1, dtype=np.int64)
     both = np.concatenate([old_keys, new_keys]).astype(np.int64)
-    _, inverse = np.unique(both, axis=0, return_inverse=True)
+    _, inverse = np.unique(both, return_inverse=True)
     inverse = inverse.reshape(-1)
     slot = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
     slot[inverse[:m]] = old_colors
@@ -158,12 +161,15 @@ def _carried(old_keys: I, old_colors: I, new_keys: I) -> I:
     return colors
 
 
-def _pair_keys(pairs: I) -> I:
-    return np.sort(pairs, axis=1)
+def _pair_keys(pairs: I, base: int) -> I:
+    """One int64 key per unordered pair: min * base + max (``base`` > every index)."""
+    p = np.sort(pairs, axis=1).astype(np.int64)
+    return p[:, 0] * base + p[:, 1]
 
 
-def _quad_keys(quads: I) -> I:
-    return np.concatenate([np.sort(quads[:, :2], axis=1), np.sort(quads[:, 2:], axis=1)], axis=1)
+def _quad_keys(quads: I, base: int) -> I:
+    """A hinge's key: its shared edge's (one hinge per edge of a manifold mesh)."""
+    return _pair_keys(quads[:, :2], base)
 
 
 def tear_edges(model: ClothModel, edges: I) -> Tear:
@@ -174,19 +180,21 @@ def tear_edges(model: ClothModel, edges: I) -> Tear:
     n = mesh.point_count
     torn = np.zeros(top.edges.shape[0], dtype=bool)
     torn[np.asarray(edges, dtype=np.intp)] = True
-    _, _, edge_of = edge_use(tris)
-    cut = top.cut | torn[edge_of].reshape(tris.shape)
+    use = edge_use(tris)
+    cut = top.cut | torn[use[2]].reshape(tris.shape)
     edge_cut = top.edge_cut | torn
 
     # Fans of the corners at vertices on a torn edge; others never split.
     flat = tris.reshape(-1)
-    label = corner_fans(tris, cut)
+    label = corner_fans(tris, cut, use)
     candidate = np.zeros(n, dtype=bool)
     candidate[top.edges[edge_cut].reshape(-1)] = True
     sel = np.flatnonzero(candidate[flat])
-    fans, inverse = np.unique(np.stack([flat[sel], label[sel]], axis=1), axis=0,
-                              return_inverse=True)
+    corner_base = flat.shape[0]
+    fan_keys, inverse = np.unique(flat[sel].astype(np.int64) * corner_base + label[sel],
+                                  return_inverse=True)
     inverse = inverse.reshape(-1)
+    fans = np.stack([fan_keys // corner_base, fan_keys % corner_base], axis=1)
     extra = np.zeros(fans.shape[0], dtype=bool)
     extra[1:] = fans[1:, 0] == fans[:-1, 0]
     new_id = np.where(extra, n + np.cumsum(extra) - 1, fans[:, 0])
@@ -214,16 +222,17 @@ def tear_edges(model: ClothModel, edges: I) -> Tear:
 
     org = origin.astype(np.int64)
     count = new_mesh.point_count
+    base = n
     colorings = FamilyColorings(
         stretch=extend_coloring(new_top.edges, _carried(
-            _pair_keys(top.edges), _family_colors(model.stretch, model.stretch.source),
-            _pair_keys(org[new_top.edges])), count),
+            _pair_keys(top.edges, base), _family_colors(model.stretch, model.stretch.source),
+            _pair_keys(org[new_top.edges], base)), count),
         shear=extend_coloring(new_top.shear_pairs, _carried(
-            _pair_keys(top.shear_pairs), _family_colors(model.shear, model.shear.source),
-            _pair_keys(org[new_top.shear_pairs])), count),
+            _pair_keys(top.shear_pairs, base), _family_colors(model.shear, model.shear.source),
+            _pair_keys(org[new_top.shear_pairs], base)), count),
         bend=extend_coloring(new_top.bend_quads, _carried(
-            _quad_keys(top.bend_quads), _family_colors(model.bend, model.bend.source),
-            _quad_keys(org[new_top.bend_quads])), count),
+            _quad_keys(top.bend_quads, base), _family_colors(model.bend, model.bend.source),
+            _quad_keys(org[new_top.bend_quads], base)), count),
     )
     new_model = assemble_model(new_mesh, new_top, mass, pins, colorings)
     return Tear(model=new_model, origin=origin, pin_rows=pin_rows,

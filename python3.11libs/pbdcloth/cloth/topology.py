@@ -141,10 +141,13 @@ def unique_pairs(pairs: IndexArray) -> IndexArray:
 def edge_use(triangles: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
     """Undirected edges (i < j) (E, 2), how many triangles use each (E,), and for every
     directed triangle edge (3 T,) the index of its undirected edge."""
-    directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    keys, inverse, counts = np.unique(np.sort(directed, axis=1), axis=0, return_inverse=True,
-                                      return_counts=True)
-    return keys, counts, inverse.reshape(-1)
+    directed = np.sort(triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1).astype(np.int64)
+    # One int64 key per edge, i * base + j: sorting keys sorts the edges by (i, j).
+    base = int(directed.max()) + 1 if directed.size else 1
+    keys, inverse, counts = np.unique(directed[:, 0] * base + directed[:, 1],
+                                      return_inverse=True, return_counts=True)
+    edges = np.stack([keys // base, keys % base], axis=1)
+    return edges, counts, inverse.reshape(-1)
 
 
 def boundary_edges(triangles: IndexArray) -> IndexArray:
