@@ -338,3 +338,41 @@ def test_checkpoint_file_keeps_the_torn_topology(tmp_path: Any) -> None:
     a.step(1 / 24)
     b.step(1 / 24)
     assert a.positions.tobytes() == b.positions.tobytes()
+
+
+def test_tethers_never_reach_across_a_tear() -> None:
+    """Pinned at the left column only: once a line tears the sheet in two, the right piece has
+    no tether (no path to a pin), the left piece keeps its own."""
+    pos, tris, left, _ = _sheet()
+    model = build_model(ClothMesh.from_arrays(pos, tris), left, 0.15)
+    assert model.tethers.count == pos.shape[0] - NY
+    e = model.topology.edges
+    col = 5
+    vertical = np.flatnonzero((e[:, 0] % NX == col) & (e[:, 1] % NX == col))
+    torn = tear_edges(model, vertical).model
+    labels = piece_labels(torn.topology.edges, torn.particle_count)
+    right_piece = labels != labels[left[0]]
+    assert right_piece.sum() == NY * (NX - col)
+    assert not np.isin(torn.tethers.particle, np.flatnonzero(right_piece)).any()
+    assert np.isin(np.flatnonzero(~right_piece & (torn.inv_mass > 0)),
+                   torn.tethers.particle).all()
+
+
+def test_density_change_after_a_tear_keeps_the_torn_mesh() -> None:
+    pos, tris, left, right = _sheet()
+    solver = ClothSolver(pos, tris, pinned=np.concatenate([left, right]), settings=_settings())
+    solver.settings = solver.settings.replace(density=0.2)
+    assert not solver.is_torn
+    frame = 0
+    while not solver.is_torn:
+        frame += 1
+        _pull(solver, pos, right, frame)
+        solver.step(1 / 24)
+    triangles = solver.triangles.copy()
+    solver.settings = solver.settings.replace(density=0.3)
+    assert solver.is_torn
+    assert np.array_equal(solver.triangles, triangles)
+    assert abs(solver.model.mass.sum() - 0.3 * 0.6) <= 1e-12 * 0.18
+    _pull(solver, pos, right, frame + 1)
+    solver.step(1 / 24)
+    assert solver.positions.shape[0] >= triangles.max() + 1

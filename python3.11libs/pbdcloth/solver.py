@@ -162,10 +162,10 @@ class ClothSolver:
         old = self._settings
         self._settings = value
         if value.density != old.density:
-            if self.is_torn:
-                self._untorn = build_model(self._untorn.mesh, self._untorn.pinned, value.density)
-            self.model = build_model(self.model.mesh, self.model.pinned, value.density,
-                                     self.model.topology.cut)
+            torn = self.is_torn
+            self._untorn = build_model(self._untorn.mesh, self._untorn.pinned, value.density)
+            self.model = (build_model(self.model.mesh, self.model.pinned, value.density,
+                                      self.model.topology.cut) if torn else self._untorn)
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
             self._backend = make_backend(self.model, value, self._tuning)
