@@ -14,7 +14,14 @@ from pbdcloth import ClothSettings
 from pbdcloth.cloth.coloring import extend_coloring
 from pbdcloth.cloth.mesh import ClothMesh, MeshError, grid
 from pbdcloth.cloth.model import ClothModel, build_model
-from pbdcloth.cloth.tear import Breakable, broken, corner_fans, piece_labels, tear_edges
+from pbdcloth.cloth.tear import (
+    Breakable,
+    broken,
+    corner_fans,
+    piece_labels,
+    stretch_breakable,
+    tear_edges,
+)
 from pbdcloth.settings import SettingsError
 from pbdcloth.solver import ClothSolver
 
@@ -279,6 +286,17 @@ def test_breakable_families_plug_in() -> None:
     fam = Breakable("stitch", np.array([7, 8]), np.array([0, 1]), np.array([1, 2]),
                     np.array([1.5, 1.5]))
     assert broken(x, fam).tolist() == [8]
+    # Torn edges are not checked again (a torn edge keeps its stretch constraint and may stay
+    # long: counting it again would make every frame tear).
+    pos, tris, _, _ = _sheet()
+    model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.15)
+    e = model.topology.edges
+    vertical = np.flatnonzero((e[:, 0] % NX == 5) & (e[:, 1] % NX == 5))
+    torn = tear_edges(model, vertical[:1]).model
+    fam = stretch_breakable(torn, 0.1)
+    assert fam.index.size == torn.topology.edges.shape[0] - int(torn.topology.edge_cut.sum())
+    assert not torn.topology.edge_cut[fam.index].any()
+    np.testing.assert_allclose(fam.max_length, 1.1 * torn.topology.edge_rest_length[fam.index])
 
 
 def test_checkpoint_of_a_torn_cloth_resumes_bit_identically(backend: BackendCase) -> None:
