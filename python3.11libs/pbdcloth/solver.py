@@ -285,8 +285,7 @@ class ClothSolver:
             "pin_start": self._pin_start.copy(), "pin_end": self._pin_end.copy(),
             "frame": int(s.frame), "time": float(s.time)}
         if self.is_torn:
-            out["torn"] = torn_arrays(self.model, self._origin, self._pin_origin_rows,
-                                      self.torn_edges)
+            out["torn"] = torn_arrays(self.model, self._origin, self.torn_edges)
         return out
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -414,6 +413,8 @@ class ClothSolver:
         self._use_model(model)
 
     def _use_model(self, model: ClothModel) -> None:
+        """Step ``model`` from now on, with a backend the settings choose built for it (one set
+        with :meth:`use_backend` is replaced)."""
         self.model = model
         self._backend = make_backend(model, self._settings, self._tuning)
 

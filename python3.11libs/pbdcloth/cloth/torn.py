@@ -23,16 +23,10 @@ from .model import ClothModel, FamilyColorings, assemble_model
 from .tear import family_colors
 from .topology import build_topology
 
-#: The arrays of a torn model, as :func:`torn_arrays` names them.
-TORN_KEYS = ("origin", "triangles", "cut", "mass", "stretch_colors", "shear_colors",
-             "bend_colors", "torn_edges")
-
-
-def torn_arrays(model: ClothModel, origin: I, pin_origin_rows: I,
-                torn_edges: int) -> dict[str, Any]:
+def torn_arrays(model: ClothModel, origin: I, torn_edges: int) -> dict[str, Any]:
     """Copies of the arrays that rebuild ``model`` from the untorn one (see the module
-    docstring); ``pin_origin_rows`` is implied by ``origin`` and not stored."""
-    del pin_origin_rows
+    docstring): ``origin``, ``triangles``, ``cut``, ``mass``, ``stretch_colors``,
+    ``shear_colors``, ``bend_colors`` and the count ``torn_edges``."""
     return {"origin": np.asarray(origin, dtype=np.int64).copy(),
             "triangles": model.mesh.triangles.astype(np.int64, copy=True),
             "cut": model.topology.cut.copy(), "mass": model.mass.copy(),
@@ -114,4 +108,4 @@ def _check_colors(rows: I, colors: I, key: str) -> None:
                         "share a particle")
 
 
-__all__ = ["TORN_KEYS", "restore_torn", "torn_arrays"]
+__all__ = ["restore_torn", "torn_arrays"]
