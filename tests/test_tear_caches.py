@@ -172,3 +172,30 @@ def test_the_tear_scene_tears_and_keeps_its_mass(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     assert main(["demo", "--scene", "tear", "--frames", "3", "--quiet", "--out", str(out)]) == 0
     assert (out / "preview.png").is_file() and (out / "cloth.0003.obj").is_file()
+
+
+def test_a_wedge_over_tear_strain_draws_the_torn_members(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A serial wedge of tear_strain (off, 0.1): the member that tears ends with more points,
+    and wedge.png draws it with its own triangles."""
+    import json
+
+    from pbdcloth.pipeline.wedge import plan_wedge, results, run_wedge
+
+    drawn: list[list[np.ndarray]] = []
+    render = results.render_panels
+
+    def spy(frames, triangles, strains, numbers, size=360):  # type: ignore[no-untyped-def]
+        drawn.append(list(triangles))
+        return render(frames, triangles, strains, numbers, size)
+
+    monkeypatch.setattr(results, "render_panels", spy)
+    plan = plan_wedge(SCENE, ["tear_strain=0,0.1"], out=tmp_path, frames=6)
+    result = run_wedge(plan, serial=True, progress=False)
+    assert [r["status"] for r in result.rows] == ["done", "done"]
+    points = [load_checkpoint(r["checkpoint"]).state.positions.shape[0] for r in result.rows]
+    assert points[0] == 121 < points[1]
+    assert json.loads((tmp_path / "wedge.json").read_text())["rows"][1]["status"] == "done"
+    assert (tmp_path / "wedge.png").stat().st_size > 10_000
+    torn = load_checkpoint(result.rows[1]["checkpoint"]).torn
+    assert torn is not None and np.array_equal(drawn[-1][1], torn["triangles"])
