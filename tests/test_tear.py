@@ -187,10 +187,15 @@ def test_off_by_default_and_no_tear_below_the_limit() -> None:
         ClothSettings(tear_strain=-0.1)
 
 
-def test_vertical_line_tear_splits_the_sheet_in_two() -> None:
+@pytest.mark.parametrize("flipped", [False, True], ids=["wound", "mixed_winding"])
+def test_vertical_line_tear_splits_the_sheet_in_two(flipped: bool) -> None:
     """Tearing every edge along the line x = const (the vertical edges of one column) splits
-    that column's points in two: two pieces, each side keeps its own copies."""
+    that column's points in two: two pieces, each side keeps its own copies; the same when
+    every other triangle is wound the other way."""
     pos, tris, _, _ = _sheet()
+    if flipped:
+        tris = tris.copy()
+        tris[::2] = tris[::2, ::-1]
     model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.15)
     e = model.topology.edges
     col = 5
