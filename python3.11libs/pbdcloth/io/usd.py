@@ -107,6 +107,7 @@ class UsdCacheWriter:
         self._last_export_end = 0.0
         counts, indices = _flat_faces(faces)
         self._faces_now = (counts, indices)
+        self._faces_seen: object = None
         self._inverse_mass_now = (None if inverse_mass is None
                                   else np.asarray(inverse_mass, dtype=np.float32))
         self._first_frame: float | None = None
@@ -187,7 +188,8 @@ class UsdCacheWriter:
         ``extra``: other point attributes, name -> (N,) or (N, 3) floats, written as
         time-sampled vertex primvars of that name. ``faces`` and ``inverse_mass``: this frame's
         polygons and ``w`` when they may change (a tearing cloth); a change is time-sampled
-        (see the module docstring), the same ones again cost a comparison.
+        (see the module docstring), the same ones again cost a comparison (none when it is
+        the very object passed with the previous frame: change faces by passing a new one).
         """
         UsdGeom, Sdf, Vt = self._UsdGeom, self._Sdf, self._Vt
         t = self._Usd.TimeCode(float(frame))
@@ -228,6 +230,9 @@ class UsdCacheWriter:
 
     def _sample_faces(self, faces: ArrayLike | Sequence[Sequence[int]], t: Any) -> None:
         """Time-sample the faces at ``t`` when they differ from the last ones written."""
+        if faces is self._faces_seen:
+            return  # the very object written last time (a cloth's triangles between tears)
+        self._faces_seen = faces
         counts, indices = _flat_faces(faces)
         if (counts, indices) == self._faces_now:
             return
