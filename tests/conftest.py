@@ -52,6 +52,8 @@ TIERS = {
     "attributes": "physics",
     "sewing": "physics",
     "attribute_sources": "pipeline",
+    "tear": "physics",
+    "tear_caches": "pipeline",
 }
 
 

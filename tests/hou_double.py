@@ -462,6 +462,38 @@ class Geometry:
             raise OperationFailed(f"Invalid attribute name: {name}")
         return tuple(float(v) for v in self._global_values[name])
 
+    def pointAttribs(self) -> tuple[Attrib, ...]:
+        return tuple(self._point_attribs.values())
+
+    def createPoints(self, point_positions: Sequence[Any]) -> tuple[Point, ...]:
+        """Appends points at the positions; their other attributes take the defaults (0)."""
+        self._check_writable()
+        first, count = self._count, len(point_positions)
+        for name, values in self._point_values.items():
+            grown = np.zeros((first + count, values.shape[1]))
+            grown[:first] = values
+            if name == "P":
+                grown[first:] = np.asarray([tuple(p) for p in point_positions], dtype=np.float64)
+            self._point_values[name] = grown
+        self._count = first + count
+        return tuple(Point(first + k) for k in range(count))
+
+    def createPolygons(self, point_positions: Sequence[Sequence[Any]], is_closed: bool = True
+                       ) -> tuple[Polygon, ...]:
+        """Appends one polygon per sequence of point numbers (or points), as hou does (its
+        parameter is named ``point_positions`` though it takes points)."""
+        self._check_writable()
+        made = []
+        for corners in point_positions:
+            numbers = [c.number() if isinstance(c, Point) else int(c) for c in corners]
+            if any(not 0 <= k < self._count for k in numbers):
+                raise OperationFailed(f"Invalid point number in {numbers}")
+            poly = Polygon(numbers, is_closed)
+            poly._number = len(self._prims)
+            self._prims.append(poly)
+            made.append(poly)
+        return tuple(made)
+
     def deletePrims(self, prims: Sequence[Prim], keep_points: bool = False) -> None:
         self._check_writable()
         drop = {id(p) for p in prims}

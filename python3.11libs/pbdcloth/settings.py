@@ -404,6 +404,14 @@ class ClothSettings(DeclaredSettings):
         help="Velocity damping rate: each substep of length h scales the velocity carried over "
         "by exp(-damping * h) before gravity is added, so static sag is unbiased. 0 = none.",
     )
+    tear_strain: float = _declare(
+        0.0, kind=KIND_FLOAT, label="Tear Strain", group=GROUP_MATERIAL, minimum=0.0,
+        maximum=100.0,
+        help="Tearing: after each frame every mesh edge longer than (1 + tear_strain) times its "
+        "rest length breaks, and the cloth splits where the torn edges separate the triangles "
+        "around a vertex (new points appear; mass and momentum are kept). 0 = never tears; "
+        "0.5 tears at 50 % stretch.",
+    )
 
     # --- Forces -------------------------------------------------------------------------------
     gravity: Vec3 = _declare(

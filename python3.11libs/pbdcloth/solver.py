@@ -29,6 +29,8 @@ from .backends.numpy_backend import NumpyBackend
 from .cloth.mesh import ClothMesh
 from .cloth.model import ClothModel, build_model
 from .cloth.state import ClothState
+from .cloth.tear import Breakable, broken, stretch_breakable, tear_edges
+from .cloth.torn import restore_torn, torn_arrays
 from .colliders.base import Collider
 from .selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from .settings import BackendChoice, ClothSettings, SettingsError
@@ -135,6 +137,13 @@ class ClothSolver:
         self._backend: Backend = make_backend(self.model, self._settings, self._tuning)
         self.last_stats = FrameStats()
         self.last_frame_seconds = 0.0
+        self._untorn = self.model
+        self._origin: NDArray[np.intp] = np.arange(mesh.point_count, dtype=np.intp)
+        self._pin_origin_rows: NDArray[np.intp] = np.arange(self.model.pinned.size,
+                                                            dtype=np.intp)
+        self.torn_edges = 0
+        """Mesh edges torn since the start (``settings.tear_strain``)."""
+        self._check_tearing(self._settings)
 
     # --- settings ----------------------------------------------------------------------------
     @staticmethod
@@ -162,6 +171,16 @@ class ClothSolver:
                 )
         return out
 
+    def _check_tearing(self, settings: ClothSettings) -> None:
+        """Tearing rebuilds the mesh's own families only: refuse it on a cloth that also has
+        point attributes, soft pins or stitches (a tear would drop them)."""
+        m = self.model
+        if settings.tear_strain > 0.0 and (m.point_attributes or m.soft_pins.count
+                                           or m.stitches.count or m.triangle_stitches.count):
+            raise SettingsError("tear_strain (tearing) cannot be combined with point "
+                                "attributes, soft pins or stitches; set tear_strain to 0 or "
+                                "build the cloth without them")
+
     @property
     def settings(self) -> ClothSettings:
         return self._settings
@@ -170,12 +189,16 @@ class ClothSolver:
     def settings(self, value: ClothSettings) -> None:
         """Change settings between frames. Density and backend changes rebuild the model."""
         value = self._check_settings(value)
+        self._check_tearing(value)
         old = self._settings
         self._settings = value
         if value.density != old.density:
-            self.model = build_model(self.model.mesh, self.model.pinned, value.density,
-                                     self._point_attributes, self._stitches,
-                                     self._triangle_stitches)
+            torn = self.is_torn
+            self._untorn = build_model(self._untorn.mesh, self._untorn.pinned, value.density,
+                                       self._point_attributes, self._stitches,
+                                       self._triangle_stitches)
+            self.model = (build_model(self.model.mesh, self.model.pinned, value.density,
+                                      cut=self.model.topology.cut) if torn else self._untorn)
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
             self._backend = make_backend(self.model, value, self._tuning)
@@ -257,7 +280,9 @@ class ClothSolver:
 
         ``targets`` is (P, 3) in the order of :attr:`pinned` (sorted indices), or (N, 3) for all
         particles (only the pinned rows are used, soft pins' included). Within the frame the
-        pins move linearly from their previous targets to these, substep by substep.
+        pins move linearly from their previous targets to these, substep by substep. After a
+        tear the shapes of the input cloth are accepted too ((P0, 3) for its pins, (N0, 3) for
+        its points): every copy of a split pin follows its input pin's target.
         """
         arr = real_array(targets, "pin targets", SolverInputError, finite=False)
         pins = self.model.pinned
@@ -265,6 +290,10 @@ class ClothSolver:
             if self.model.soft_pins.count:
                 self.set_soft_pin_targets(arr)
             arr = arr[pins]
+        elif self.is_torn and arr.shape == (self._untorn.pinned.size, 3):
+            arr = arr[self._pin_origin_rows]
+        elif self.is_torn and arr.shape == (self._untorn.particle_count, 3):
+            arr = arr[self._origin[pins]]
         if arr.shape != (pins.size, 3):
             raise SolverInputError(
                 f"pin targets must have shape ({pins.size}, 3) (one per pinned point, in sorted "
@@ -307,7 +336,8 @@ class ClothSolver:
         ``velocities`` (N, 3), ``pin_start``, ``pin_end`` (P, 3), ``frame`` and ``time``.
 
         With soft pins also ``soft_start``, ``soft_end`` (S, 3). Colliders are controls, not
-        state: whoever animates them restores their poses.
+        state: whoever animates them restores their poses. A torn cloth adds ``torn``: the
+        arrays that rebuild its model exactly (:func:`~pbdcloth.cloth.torn.torn_arrays`).
         """
         s = self._state
         out: dict[str, Any] = {
@@ -316,17 +346,26 @@ class ClothSolver:
             "frame": int(s.frame), "time": float(s.time)}
         if self.model.soft_pins.count:
             out["soft_start"], out["soft_end"] = self._soft_start.copy(), self._soft_end.copy()
+        if self.is_torn:
+            out["torn"] = torn_arrays(self.model, self._origin, self.torn_edges)
         return out
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """Restore a :meth:`get_state` snapshot bit for bit (shapes and finiteness checked)."""
-        n_shape = self._state.positions.shape
-        p_shape = self._pin_start.shape
+        """Restore a :meth:`get_state` snapshot bit for bit (shapes and finiteness checked).
+
+        A snapshot of a torn cloth (with ``torn``) puts the torn model back; one without puts
+        back the cloth as it was built.
+        """
         keys = ("positions", "velocities", "pin_start", "pin_end", "frame", "time")
         if not isinstance(state, dict) or any(k not in state for k in keys):
             have = sorted(state) if isinstance(state, dict) else type(state).__name__
             raise SolverInputError(f"a solver state needs the keys {list(keys)} (from "
                                    f"get_state), got {have}")
+        model, origin, rows, torn = self._untorn, None, None, 0
+        if state.get("torn") is not None:
+            model, origin, rows, torn = restore_torn(self._untorn, state["torn"])
+        n_shape = (model.particle_count, 3)
+        p_shape = (model.pinned.size, 3)
         arrays = {name: self._checked(f"state '{name}'", state[name], shape,
                                       MAX_SPEED if name == "velocities" else MAX_COORDINATE)
                   for name, shape in (("positions", n_shape), ("velocities", n_shape),
@@ -339,6 +378,13 @@ class ClothSolver:
             raise SolverInputError(f"state 'time' must be a finite number, got {when!r}")
         soft = {name: self._checked(f"state '{name}'", state[name], self._soft_start.shape)
                 for name in ("soft_start", "soft_end") if name in state}
+        if model is not self.model:
+            self._use_model(model)
+        self._origin = (np.arange(model.particle_count, dtype=np.intp) if origin is None
+                        else origin)
+        self._pin_origin_rows = (np.arange(model.pinned.size, dtype=np.intp) if rows is None
+                                 else rows)
+        self.torn_edges = torn
         self._state = ClothState(arrays["positions"], arrays["velocities"], int(frame),
                                  float(when))
         self._pin_start, self._pin_end = arrays["pin_start"], arrays["pin_end"]
@@ -372,9 +418,72 @@ class ClothSolver:
         out.frame += 1
         out.time += float(dt)
         self._state = out
+        if self._settings.tear_strain > 0.0:
+            stats.extra.update(self._tear())
         self.last_stats = stats
         self.last_frame_seconds = time.perf_counter() - start
         return stats
+
+    # --- tearing -----------------------------------------------------------------------------
+    @property
+    def is_torn(self) -> bool:
+        """True once the cloth has torn (its model is no longer the one it was built with)."""
+        return self.model is not self._untorn
+
+    @property
+    def untorn_model(self) -> ClothModel:
+        """The model the cloth was built with, before any tear."""
+        return self._untorn
+
+    @property
+    def point_origin(self) -> NDArray[np.intp]:
+        """The input point each particle comes from, shape (N,) (``arange(N)`` until a tear
+        splits points; copies follow the input's points)."""
+        return self._origin
+
+    def breakables(self) -> list[Breakable]:
+        """The link families checked for breaking after each frame when ``tear_strain > 0``:
+        the mesh edges (:func:`~pbdcloth.cloth.tear.stretch_breakable`). Other distance-like
+        families (stitches) join this list with their own limits."""
+        return [stretch_breakable(self.model, self._settings.tear_strain)]
+
+    def _tear(self) -> dict[str, float]:
+        """Break what is stretched past its limit at the end of the frame; the frame's
+        ``torn_edges`` and ``new_points``."""
+        torn_edges = new_points = 0
+        for family in self.breakables():
+            hit = broken(self._state.positions, family)
+            if hit.size == 0:
+                continue
+            if family.name != "stretch":
+                raise NotImplementedError(f"no tearing for the {family.name!r} family")
+            tear = tear_edges(self.model, hit)
+            self._apply_tear(tear.model, tear.origin, tear.pin_rows)
+            torn_edges += tear.torn_edges
+            new_points += tear.new_particles
+        self.torn_edges += torn_edges
+        return {"torn_edges": float(torn_edges), "new_points": float(new_points)}
+
+    def _apply_tear(self, model: ClothModel, origin: NDArray[np.intp],
+                    pin_rows: NDArray[np.intp]) -> None:
+        """Carry the state and the pin targets over to a torn model (copies take their
+        parent's position, velocity and target) and rebuild the backend."""
+        s = self._state
+        x, v = s.positions[origin], s.velocities[origin]
+        x.flags.writeable = False
+        v.flags.writeable = False
+        self._state = ClothState(x, v, s.frame, s.time)
+        self._pin_start = self._pin_start[pin_rows]
+        self._pin_end = self._pin_end[pin_rows]
+        self._origin = self._origin[origin]
+        self._pin_origin_rows = self._pin_origin_rows[pin_rows]
+        self._use_model(model)
+
+    def _use_model(self, model: ClothModel) -> None:
+        """Step ``model`` from now on, with a backend the settings choose built for it (one set
+        with :meth:`use_backend` is replaced)."""
+        self.model = model
+        self._backend = make_backend(model, self._settings, self._tuning)
 
     # --- measurements ------------------------------------------------------------------------
     def edge_strain(self) -> F:

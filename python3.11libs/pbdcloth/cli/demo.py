@@ -43,9 +43,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"pbdcloth demo '{scene.name}': {scene.description}")
     summary, record = run_scene(scene, out, progress=not args.quiet)
-    strain = frame_strain(record.frames, scene.triangles)
+    strain = frame_strain(record.frames, record.triangles, rest=record.rest)
     picture = contact_sheet(
-        out / "preview.png", record.frames, scene.triangles, frame_numbers=record.numbers,
+        out / "preview.png", record.frames, record.triangles, frame_numbers=record.numbers,
         strain=strain, colliders=record.shapes, pins=scene.pinned,
         title=f"pbdcloth {scene.name}: frames {START_FRAME}-{record.numbers[-1]}",
         follow=scene.follow_camera, view=args.view)

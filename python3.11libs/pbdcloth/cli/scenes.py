@@ -195,13 +195,14 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         shapes, pins, points = _scene_shapes(args.scene, cache.frames)
         if points != cache.positions[0].shape[0]:
             pins = None  # a post-processed shell: its points are not the scene's
-    strain = frame_strain(cache.positions, cache.triangles)
+    tris = cache.triangles if cache.frame_triangles is None else cache.frame_triangles
+    strain = frame_strain(cache.positions, tris, rest=_frame_rest(cache))
     vmax = args.strain_max if args.strain_max is not None else max(
         float(s.max()) for s in strain)
     png = Path(args.out) if args.out else folder / f"{name}.preview.png"
     title = (f"{name}: frames {cache.frames[0]}-{cache.frames[-1]}, max edge strain "
              f"{100 * max(float(s.max()) for s in strain):.2f} %")
-    sheet = contact_sheet(png, cache.positions, cache.triangles, frame_numbers=cache.frames,
+    sheet = contact_sheet(png, cache.positions, tris, frame_numbers=cache.frames,
                           strain=strain, colliders=shapes, pins=pins, panels=args.panels,
                           title=title, view=args.view, vmax=vmax, follow=args.follow)
     print(f"wrote {sheet}" + ("" if args.scene else
@@ -211,7 +212,8 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         movie = str(folder / f"{name}.preview.gif")
     if movie:
         picks = list(range(0, len(cache.positions), max(args.every, 1)))
-        images = render_frames([cache.positions[i] for i in picks], cache.triangles,
+        images = render_frames([cache.positions[i] for i in picks],
+                               [cache.triangles_of(i) for i in picks],
                                [strain[i] for i in picks], [cache.frames[i] for i in picks],
                                size=args.size, vmax=vmax, title=name,
                                colliders=[shapes[i] for i in picks] if shapes else None,
@@ -219,6 +221,23 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         fps = args.fps or (cache.fps or 24.0) / max(args.every, 1)
         print(f"wrote {write_movie(movie, images, fps)}")
     return EXIT_OK
+
+
+def _frame_rest(cache: Any) -> list[Any]:
+    """Each frame's rest positions: its ``rest`` attribute (written once a cloth tears), else
+    the first frame when the point count is the same, else the frame itself (no strain known:
+    an OBJ cache of a torn cloth)."""
+    import numpy as np
+
+    first = cache.positions[0]
+    out = []
+    for k, pos in enumerate(cache.positions):
+        rest = cache.attributes[k].get("rest") if cache.attributes else None
+        if rest is not None and np.shape(rest) == pos.shape:
+            out.append(np.asarray(rest, dtype=np.float64))
+        else:
+            out.append(first if pos.shape == first.shape else pos)
+    return out
 
 
 def _scene_shapes(scene_file: str, frames: list[int]) -> tuple[list[list[Any]], Any, int]:

@@ -174,3 +174,56 @@ def color_constraints_pinned_last(particles: NDArray[np.integer], inv_mass: NDAr
     colors[free_idx] = first.colors
     colors[pin_idx] = last.colors + (len(first.offsets) - 1)
     return Coloring(order=order, offsets=offsets, colors=colors)
+
+
+def coloring_of(colors: NDArray[np.integer]) -> Coloring:
+    """The :class:`Coloring` (order by (color, index), offsets) of given colors per constraint."""
+    values: IndexArray = np.asarray(colors, dtype=np.int64)
+    m = values.shape[0]
+    if m == 0:
+        return Coloring(np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64))
+    order = np.lexsort((np.arange(m), values))
+    count = int(values.max()) + 1
+    offsets = np.searchsorted(values[order], np.arange(count + 1)).astype(np.int64)
+    return Coloring(order=order.astype(np.int64), offsets=offsets, colors=values)
+
+
+def extend_coloring(particles: NDArray[np.integer], colors: NDArray[np.integer],
+                    particle_count: int) -> Coloring:
+    """Complete a partial coloring: constraints with ``colors >= 0`` keep their color, the rest
+    (``-1``) take, one after the other in index order, the lowest color none of the constraints
+    they share a particle with has (first fit, as :func:`color_constraints`).
+
+    The kept colors must already be a valid coloring of the kept constraints (no two of one
+    color share a particle); a tear keeps that true, since it only removes constraints or moves
+    their ends to new copies of particles. Only the new constraints cost a Python loop.
+    """
+    cons = np.asarray(particles, dtype=np.int64)
+    out = np.asarray(colors, dtype=np.int64).copy()
+    if cons.ndim != 2 or out.shape != cons.shape[:1]:
+        raise ValueError(f"constraints must be (M, k) with one color each, got {cons.shape} "
+                         f"and {out.shape}")
+    todo = np.flatnonzero(out < 0)
+    if todo.size == 0:
+        return coloring_of(out)
+    kept = np.flatnonzero(out >= 0)
+    used: list[int]
+    if kept.size == 0 or int(out[kept].max()) < 63:
+        mask = np.zeros(particle_count, dtype=np.uint64)
+        bits = np.left_shift(np.uint64(1), out[kept].astype(np.uint64))
+        np.bitwise_or.at(mask, cons[kept].reshape(-1), np.repeat(bits, cons.shape[1]))
+        used = mask.tolist()
+    else:
+        used = [0] * particle_count
+        for row, color in zip(cons[kept].tolist(), out[kept].tolist()):
+            for p in row:
+                used[p] |= 1 << color
+    for index, row in zip(todo.tolist(), cons[todo].tolist()):
+        taken = 0
+        for p in row:
+            taken |= used[p]
+        bit = ~taken & (taken + 1)
+        out[index] = bit.bit_length() - 1
+        for p in row:
+            used[p] |= bit
+    return coloring_of(out)

@@ -12,6 +12,7 @@ import heapq
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .attributes import FAMILY_SCALES, constraint_scale, validate_point_attributes
 from .coloring import Coloring, color_constraints
@@ -329,10 +330,12 @@ def build_tethers(topology: Topology, pinned: IndexArray, particle_count: int) -
     The geodesic is the shortest path over the mesh edges AND the wing-to-wing diagonals of each
     pair of adjacent triangles (straight lines across two triangles). Paths over edges alone zig-zag
     and overestimate a diagonal distance on a grid by up to 8%, which would leave the tethers that
-    much slack; with the diagonals the overestimate on a regular grid is under 3%.
+    much slack; with the diagonals the overestimate on a regular grid is under 3%. Torn edges
+    (``topology.edge_cut``) are no path: a tether never reaches across a tear.
     """
-    links = np.concatenate([topology.edges, topology.shear_pairs])
-    lengths = np.concatenate([topology.edge_rest_length, topology.shear_rest_length])
+    whole = ~topology.edge_cut
+    links = np.concatenate([topology.edges[whole], topology.shear_pairs])
+    lengths = np.concatenate([topology.edge_rest_length[whole], topology.shear_rest_length])
     dist, anchor = geodesic_to_pins(links, lengths, pinned, particle_count)
     free = np.ones(particle_count, dtype=bool)
     free[pinned] = False
@@ -341,40 +344,77 @@ def build_tethers(topology: Topology, pinned: IndexArray, particle_count: int) -
                    rest=dist[tied])
 
 
+def lumped_mass(topology: Topology, density: float) -> FloatArray:
+    """Particle masses [kg]: each triangle's mass (density x area) goes one third to each
+    corner; a point used by no triangle gets the mean particle mass so that it still falls
+    under gravity."""
+    mass = density * topology.point_area
+    lonely = mass <= 0.0
+    if lonely.any():
+        mass[lonely] = mass[~lonely].mean() if (~lonely).any() else density
+    return mass
+
+
+@dataclass(frozen=True)
+class FamilyColorings:
+    """Precomputed colorings of the stretch, shear and bend families (in topology order), for
+    :func:`assemble_model` to use instead of coloring from scratch."""
+
+    stretch: Coloring
+    shear: Coloring
+    bend: Coloring
+
+
 def build_model(mesh: ClothMesh, pinned: object, density: float,
                 point_attributes: object = None, stitches: object = None,
-                triangle_stitches: object = None) -> ClothModel:
-    """Prepare the static model: topology, lumped masses, pins, colored families, tethers.
+                triangle_stitches: object = None, *,
+                cut: NDArray[np.bool_] | None = None) -> ClothModel:
+    """Prepare the static model: topology, lumped masses (:func:`lumped_mass`), pins, colored
+    families, tethers, the hierarchy.
 
-    Mass is lumped: each triangle's mass (density x area) goes one third to each corner. A point
-    used by no triangle gets the mean particle mass so that it still falls under gravity.
     ``point_attributes`` (:mod:`.attributes`) scale the masses and the families' stiffness and
     give pin weights: weight 1 adds a hard pin, a weight in (0, 1) a soft pin; ``stitches``
     (:mod:`.stitches`) adds the stitch family, ``triangle_stitches`` (a
-    :class:`~.stitches.TriangleStitches`) the point-to-triangle one.
+    :class:`~.stitches.TriangleStitches`) the point-to-triangle one. ``cut`` (T, 3) marks torn
+    half-edges (:func:`build_topology`).
     """
-    topology = build_topology(mesh)
+    topology = build_topology(mesh, cut)
     n = mesh.point_count
     attrs = validate_point_attributes(point_attributes, n)
     pins = validate_pins(pinned, n)
     weight = attrs.get("pin_weight")
     if weight is not None:
         pins = np.union1d(pins, np.flatnonzero(weight >= 1.0)).astype(np.int64)
-    mass = density * topology.point_area
-    lonely = mass <= 0.0
-    if lonely.any():
-        mass[lonely] = mass[~lonely].mean() if (~lonely).any() else density
+    mass = lumped_mass(topology, density)
     if "mass_scale" in attrs:
         mass = mass * attrs["mass_scale"]
+    model = assemble_model(mesh, topology, mass, pins)
+    if attrs or stitches is not None:
+        model = _with_attributes(model, attrs, stitches)
+    if triangle_stitches is not None:
+        model = replace(model, triangle_stitches=_triangle_stitch_family(
+            triangle_stitches, model.inv_mass))
+    return model
+
+
+def assemble_model(mesh: ClothMesh, topology: Topology, mass: FloatArray, pins: IndexArray,
+                   colorings: FamilyColorings | None = None) -> ClothModel:
+    """The model of a mesh with its topology, particle masses [kg] and sorted pin indices:
+    inverse masses (0 on pins), the colored constraint families (``colorings``, or greedy
+    colorings computed here), the tethers and the hierarchy."""
+    n = mesh.point_count
     inv_mass = 1.0 / mass
     inv_mass[pins] = 0.0
-
-    stretch = _distance_family(topology.edges, topology.edge_rest_length, inv_mass,
-                               color_constraints(topology.edges, n))
     shear_pairs = topology.shear_pairs
+    if colorings is None:
+        colorings = FamilyColorings(color_constraints(topology.edges, n),
+                                    color_constraints(shear_pairs, n),
+                                    color_constraints(topology.bend_quads, n))
+    stretch = _distance_family(topology.edges, topology.edge_rest_length, inv_mass,
+                               colorings.stretch)
     shear = _distance_family(shear_pairs, topology.shear_rest_length, inv_mass,
-                             color_constraints(shear_pairs, n))
-    bend_col = color_constraints(topology.bend_quads, n)
+                             colorings.shear)
+    bend_col = colorings.bend
     quads = np.ascontiguousarray(topology.bend_quads[bend_col.order]).astype(np.intp)
     bend = BendFamily(
         quads=quads, rest_angle=np.ascontiguousarray(topology.bend_rest_angle[bend_col.order]),
@@ -385,11 +425,6 @@ def build_model(mesh: ClothMesh, pinned: object, density: float,
         stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
         hierarchy=build_hierarchy(mesh.positions, topology.edges, mass, inv_mass),
     )
-    if attrs or stitches is not None:
-        model = _with_attributes(model, attrs, stitches)
-    if triangle_stitches is not None:
-        model = replace(model, triangle_stitches=_triangle_stitch_family(
-            triangle_stitches, model.inv_mass))
     return model
 
 

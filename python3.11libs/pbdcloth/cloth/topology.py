@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..arrays import B as BoolArray
 from ..constraints.bend import dihedral_angle
 from .mesh import ClothMesh, FloatArray, IndexArray, triangle_areas
 
@@ -37,6 +38,12 @@ class Topology:
         triangle_area: rest area of each triangle [m^2], shape (T,).
         point_area: one third of the area of each triangle lumped on its corners [m^2], shape (N,).
         boundary_edges: edges used by one triangle only, shape (K, 2).
+        cut: torn half-edges, shape (T, 3): ``cut[t, k]`` marks the edge from corner k to
+            corner (k + 1) % 3 of triangle t as torn (:mod:`pbdcloth.cloth.tear`); all False
+            for an untorn cloth.
+        edge_cut: edges with a torn half-edge, shape (E,). A torn edge keeps its stretch
+            constraint (its triangles still need their side) but has no bend quad and is not
+            checked for tearing again.
     """
 
     triangles: IndexArray
@@ -50,6 +57,8 @@ class Topology:
     triangle_area: FloatArray
     point_area: FloatArray
     boundary_edges: IndexArray
+    cut: BoolArray
+    edge_cut: BoolArray
 
     def detail_arrays(self) -> dict[str, NDArray[np.generic]]:
         """Flat arrays under the names of the seed's Houdini detail attributes."""
@@ -68,14 +77,21 @@ class Topology:
         }
 
 
-def build_topology(mesh: ClothMesh) -> Topology:
+def build_topology(mesh: ClothMesh, cut: BoolArray | None = None) -> Topology:
     """Edges, bend quads, shear pairs and rest data of a validated mesh.
 
     Interior edges shared by exactly two triangles get a bend quad and their wings a shear pair
     (once per distinct pair, :func:`unique_pairs`); boundary edges get neither. (Non-manifold edges are refused by :class:`ClothMesh`.)
+    ``cut`` (T, 3) marks torn half-edges (see :class:`Topology`): an edge with a torn half gets
+    no bend quad, so neither a hinge nor a shear pair spans a tear.
     """
     pos, tris = mesh.positions, mesh.triangles
     edges, counts, edge_of = edge_use(tris)
+    cut_mask = (np.zeros(tris.shape, dtype=bool) if cut is None
+                else np.ascontiguousarray(cut, dtype=bool).reshape(tris.shape))
+    edge_cut = np.zeros(edges.shape[0], dtype=bool)
+    np.logical_or.at(edge_cut, edge_of, cut_mask.reshape(-1))
+    hinged = (counts == 2) & ~edge_cut
     edge_rest_length = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)
     boundary_edges = edges[counts == 1]
     # The two half-edges of each interior edge, in triangle order; c is the corner opposite
@@ -83,10 +99,10 @@ def build_topology(mesh: ClothMesh) -> Topology:
     c = tris[:, [2, 0, 1]].reshape(-1)
     order = np.argsort(edge_of, kind="stable")
     starts = np.searchsorted(edge_of[order], np.arange(edges.shape[0]))
-    interior = starts[counts == 2]
+    interior = starts[hinged]
     h0 = order[interior]
     h1 = order[interior + 1]
-    quads = np.concatenate([edges[counts == 2], c[h0, None], c[h1, None]], axis=1)
+    quads = np.concatenate([edges[hinged], c[h0, None], c[h1, None]], axis=1)
     x1, x2, x3, x4 = (pos[quads[:, k]].T for k in range(4))
     rest_angle = dihedral_angle(x1, x2, x3, x4)
     wing_len = np.linalg.norm(pos[quads[:, 2]] - pos[quads[:, 3]], axis=1)
@@ -108,6 +124,8 @@ def build_topology(mesh: ClothMesh) -> Topology:
         triangle_area=area,
         point_area=point_area,
         boundary_edges=boundary_edges,
+        cut=cut_mask,
+        edge_cut=edge_cut,
     )
 
 
@@ -123,10 +141,13 @@ def unique_pairs(pairs: IndexArray) -> IndexArray:
 def edge_use(triangles: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
     """Undirected edges (i < j) (E, 2), how many triangles use each (E,), and for every
     directed triangle edge (3 T,) the index of its undirected edge."""
-    directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    keys, inverse, counts = np.unique(np.sort(directed, axis=1), axis=0, return_inverse=True,
-                                      return_counts=True)
-    return keys, counts, inverse.reshape(-1)
+    directed = np.sort(triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1).astype(np.int64)
+    # One int64 key per edge, i * base + j: sorting keys sorts the edges by (i, j).
+    base = int(directed.max()) + 1 if directed.size else 1
+    keys, inverse, counts = np.unique(directed[:, 0] * base + directed[:, 1],
+                                      return_inverse=True, return_counts=True)
+    edges = np.stack([keys // base, keys % base], axis=1)
+    return edges, counts, inverse.reshape(-1)
 
 
 def boundary_edges(triangles: IndexArray) -> IndexArray:

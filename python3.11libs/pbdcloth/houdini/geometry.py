@@ -262,3 +262,32 @@ def read_detail_float_array(geo: "hou.Geometry", name: str) -> F64:
     if geo.findGlobalAttrib(name) is None:
         raise GeometryError(f"the geometry has no detail array {name!r}")
     return np.asarray(geo.floatListAttribValue(name), dtype=np.float64)
+
+
+def apply_torn_topology(geo: "hou.Geometry", triangles: I64, origin: I64) -> None:
+    """Turn ``geo`` (the untorn cloth's points and polygons) into a torn cloth's: new points
+    appended for the split ones (``origin``: the input point of every point, the first
+    ``pointCount()`` being themselves), each taking its input point's float attributes, and the
+    polygons replaced by ``triangles`` (T, 3). Primitive attributes of the input are not
+    carried over (a torn cloth is triangles); integer and string point attributes of new
+    points keep their defaults.
+
+    Raises:
+        GeometryError: ``origin`` does not extend this geometry's points.
+    """
+    import hou
+
+    n0 = point_count(geo)
+    origin = np.asarray(origin, dtype=np.int64)
+    if origin.size < n0 or not np.array_equal(origin[:n0], np.arange(n0)) \
+            or (origin.size and origin.max() >= n0):
+        raise GeometryError(f"a torn cloth's points must extend the {n0} points of its input")
+    floats = {a.name(): read_point_floats(geo, a.name(), a.size()) for a in geo.pointAttribs()
+              if a.dataType() == hou.attribData.Float and not a.isArrayType()}
+    extra = int(origin.size - n0)
+    if extra:
+        geo.createPoints([(0.0, 0.0, 0.0)] * extra)
+    for name, values in floats.items():
+        write_point_floats(geo, name, values[origin])
+    geo.deletePrims(geo.prims())
+    geo.createPolygons([tuple(t) for t in np.asarray(triangles, dtype=np.int64).tolist()], True)

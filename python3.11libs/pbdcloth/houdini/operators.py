@@ -335,7 +335,10 @@ def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
             "frame. Input 2 (optional) animates the pinned points: its points with the same "
             "numbers as the pins give their targets, read at every simulated frame. Animated "
             "parameters are sampled at each simulated frame. Every simulated frame is cached on "
-            "the node (see Caching)."
+            "the node (see Caching). With Tear Strain above 0 the cloth tears: from the first "
+            "tear on, the output has the torn cloth's own points (the split ones appended after "
+            "the input's, with their input points' float attributes) and triangles, so the "
+            "point count changes from frame to frame."
         ),
         icon_svg=SOLVER_ICON,
         help_sections=(ATTRIBUTES_HELP, CACHING_HELP),

@@ -474,7 +474,10 @@ def save_core_cache(node: "hou.SopNode", out_dir: str | os.PathLike[str], name: 
         entry = sim.cache.get(frame)
         assert entry is not None
         state = entry.state["solver"]
-        data.append(FrameData(positions=state["positions"], triangles=stepper.solver.triangles,
+        torn = state.get("torn")
+        tris = (stepper.solver.untorn_model.mesh.triangles if torn is None
+                else np.asarray(torn["triangles"], dtype=np.int64))
+        data.append(FrameData(positions=state["positions"], triangles=tris,
                               velocities=state["velocities"]))
     return write_cache(out_dir, name, fmt, frames, data, fps=stepper.fps)
 
@@ -644,11 +647,16 @@ class ClothSolverStepper:
                 collider.end_frame()
 
     def write(self, geo: "hou.Geometry", snapshot: dict[str, Any]) -> None:
+        """Positions and velocities; a torn cloth's frame also gets its own points (the split
+        ones appended, with their input points' attributes) and triangles."""
         state = snapshot["solver"]
         if geo.pointCount() != self.rest.shape[0]:
             raise hgeo.GeometryError(
                 f"input 0 has {geo.pointCount()} points at this frame but {self.rest.shape[0]} "
                 "at the start frame; the cloth's point count must not change")
+        torn = state.get("torn")
+        if torn is not None:
+            hgeo.apply_torn_topology(geo, torn["triangles"], torn["origin"])
         hgeo.write_positions(geo, state["positions"])
         hgeo.write_velocities(geo, state["velocities"])
 
@@ -757,7 +765,7 @@ def _pin_targets(state: ClothSolverStepper, frame: int) -> F64 | None:
     if geo is None:
         return None
     targets = hgeo.read_positions(geo)
-    n, p = state.rest.shape[0], state.solver.pinned.size
+    n, p = state.rest.shape[0], state.solver.untorn_model.pinned.size
     if targets.shape[0] not in (n, p):
         raise hgeo.GeometryError(
             f"pin targets (input 2) at frame {frame} have {targets.shape[0]} points; give one "

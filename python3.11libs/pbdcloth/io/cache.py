@@ -7,6 +7,10 @@ Formats and file names (frame numbers zero-padded to 4 digits, Houdini's ``$F4``
   attributes ``v``, ``w``, ``strain`` (see :mod:`pbdcloth.io.geo`);
 * ``obj``: ``NAME.0001.obj``, ... Wavefront OBJ.
 
+The topology may change from frame to frame (a cloth that tears): each OBJ / ``.geo`` file holds
+its frame's own faces, USD time-samples the faces from the first change on; the reader gives
+every frame's triangles (:attr:`CacheFrames.frame_triangles`).
+
 Every file is written to a temporary name and renamed into place, so after a crash the folder
 holds complete frames only (plus, at worst, a hidden ``.NAME.*.tmp`` that the next run removes).
 """
@@ -50,7 +54,7 @@ class FrameData:
 
     Attributes:
         positions: points [m], shape (N, 3).
-        triangles: faces, shape (T, 3) (fixed over the cache).
+        triangles: faces, shape (T, 3) (this frame's: a torn cloth's change).
         velocities: [m/s], shape (N, 3).
         inverse_mass: w = 1/m [1/kg], 0 on pins, shape (N,).
         strain: per-point mean |edge strain|, shape (N,).
@@ -188,7 +192,8 @@ class UsdWriter:
         return self._writer.write_frame(
             frame, data.positions, normals=data.normals if self.normals else None,
             velocities=data.velocities if self.velocities else None, strain=data.strain,
-            extra=data.extra, force_commit=force_commit)
+            extra=data.extra, force_commit=force_commit, faces=data.polygons,
+            inverse_mass=data.inverse_mass)
 
     def close(self) -> None:
         self._writer.close()
@@ -212,6 +217,9 @@ class CacheFrames:
         attributes: every point attribute per frame, name -> (N,) or (N, k), under Houdini's
             names (``v``, ``w``, ``strain``, ...; USD velocities read as ``v``, its primvars
             under their names); empty dicts for OBJ.
+        frame_triangles, frame_faces: each frame's triangles and polygons when the topology
+            changes over the cache (a torn cloth), else None (``triangles`` / ``faces`` hold
+            for every frame).
     """
 
     frames: list[int]
@@ -222,6 +230,16 @@ class CacheFrames:
     source: str
     faces: list[list[int]] = field(default_factory=list)
     attributes: list[dict[str, F]] = field(default_factory=list)
+    frame_triangles: list[NDArray[np.int64]] | None = None
+    frame_faces: list[list[list[int]]] | None = None
+
+    def triangles_of(self, k: int) -> NDArray[np.int64]:
+        """The triangles of the ``k``-th frame read."""
+        return self.triangles if self.frame_triangles is None else self.frame_triangles[k]
+
+    def all_triangles(self) -> list[NDArray[np.int64]]:
+        """Every frame's triangles (one shared array when the topology never changes)."""
+        return [self.triangles_of(k) for k in range(len(self.frames))]
 
 
 def _sequence_from(path: Path) -> tuple[Path, str, str] | None:
@@ -280,13 +298,18 @@ def read_cache(path: str | os.PathLike[str], every: int = 1) -> CacheFrames:
         from .usd import read_usd_cache
 
         usd = read_usd_cache(where, every=step)
-        return CacheFrames(usd.frames, usd.positions, triangulate(usd.faces), usd.strain, usd.fps,
-                           str(where), faces=usd.faces, attributes=usd.attributes)
+        per = usd.frame_faces
+        first = per[0] if per else usd.faces
+        return CacheFrames(usd.frames, usd.positions, triangulate(first), usd.strain, usd.fps,
+                           str(where), faces=first, attributes=usd.attributes,
+                           frame_triangles=None if per is None else [triangulate(f) for f in per],
+                           frame_faces=per)
     frames = list(sequence_frames(where, name, kind).items())[::step]
     positions: list[F] = []
     strain: list[F] | None = [] if kind == "geo" else None
     faces: list[list[int]] | None = None
     attributes: list[dict[str, F]] = []
+    every_faces: list[list[list[int]]] = []
     for _, file in frames:
         if kind == "obj":
             pos, f = read_obj(file)
@@ -304,14 +327,20 @@ def read_cache(path: str | os.PathLike[str], every: int = 1) -> CacheFrames:
                     strain = None
         if faces is None:
             faces = f
-        elif len(pos) != len(positions[0]):
-            raise MeshError(f"{file}: {len(pos)} points, but the first frame has "
-                            f"{len(positions[0])}; not one cache")
+        every_faces.append([list(g) for g in f])
+        top = max((max(g) for g in f), default=-1)
+        if top >= len(pos):
+            raise MeshError(f"{file}: a face uses point {top}, but the frame has {len(pos)} "
+                            "points")
         positions.append(pos)
     assert faces is not None
+    changing = any(g != every_faces[0] for g in every_faces[1:])
     return CacheFrames([k for k, _ in frames], positions, triangulate(faces), strain, None,
                        str(sequence_pattern(where, name, kind)), faces=[list(f) for f in faces],
-                       attributes=attributes)
+                       attributes=attributes,
+                       frame_triangles=([triangulate(g) for g in every_faces] if changing
+                                        else None),
+                       frame_faces=every_faces if changing else None)
 
 
 def write_cache(out_dir: str | os.PathLike[str], name: str, fmt: str, frames: list[int],

@@ -8,6 +8,11 @@ Cache layout: one layer with a single ``UsdGeomMesh`` (the default prim, ``/clot
 ``endTimeCode`` = first and last frame written. The number of the last frame on disk is kept in
 the layer's ``customLayerData["pbdcloth"]["last_frame"]``.
 
+Changing topology (a cloth that tears): from the first frame whose faces differ from the
+mesh's, ``faceVertexCounts``, ``faceVertexIndices`` and the ``w`` primvar are time-sampled too
+(a sample at the first frame holds the faces until then), so every frame carries its own
+topology; readers take the faces at each frame's time (:attr:`UsdCache.frame_faces`).
+
 Streaming and atomicity: the stage lives in memory; :meth:`UsdCacheWriter.commit` exports it to
 a temporary file beside the target and renames it over the target (``os.replace``), so the file
 on disk always holds complete frames only. Exports are throttled so that writing costs at most
@@ -101,6 +106,11 @@ class UsdCacheWriter:
         self._last_export_seconds = 0.0
         self._last_export_end = 0.0
         counts, indices = _flat_faces(faces)
+        self._faces_now = (counts, indices)
+        self._faces_seen: object = None
+        self._inverse_mass_now = (None if inverse_mass is None
+                                  else np.asarray(inverse_mass, dtype=np.float32))
+        self._first_frame: float | None = None
         if resume_after is None:
             layer = Sdf.Layer.CreateAnonymous(".usd")
             self.stage = Usd.Stage.Open(layer)
@@ -136,8 +146,10 @@ class UsdCacheWriter:
         self.mesh = UsdGeom.Mesh(self.stage.GetPrimAtPath(PRIM_PATH))
         if not self.mesh:
             raise UsdError(f"cannot resume: {self.path} has no mesh at {PRIM_PATH}")
-        old_counts = list(self.mesh.GetFaceVertexCountsAttr().Get())
-        old_indices = list(self.mesh.GetFaceVertexIndicesAttr().Get())
+        counts_attr = self.mesh.GetFaceVertexCountsAttr()
+        indices_attr = self.mesh.GetFaceVertexIndicesAttr()
+        old_counts = list(counts_attr.Get())
+        old_indices = list(indices_attr.Get())
         if old_counts != counts or old_indices != indices:
             raise UsdError(f"cannot resume: the mesh in {self.path} has other faces")
         for attr in self.mesh.GetPrim().GetAttributes():
@@ -147,6 +159,13 @@ class UsdCacheWriter:
         samples = self.mesh.GetPointsAttr().GetTimeSamples()
         if not samples or round(samples[-1]) != keep_until:
             raise UsdError(f"cannot resume: {self.path} does not hold frame {keep_until}")
+        self._first_frame = float(samples[0])
+        if counts_attr.GetTimeSamples():
+            at = self._Usd.TimeCode(float(keep_until))
+            self._faces_now = (list(counts_attr.Get(at)), list(indices_attr.Get(at)))
+            w = UsdGeom.PrimvarsAPI(self.mesh).GetPrimvar("w")
+            if w and w.GetAttr().GetTimeSamples():
+                self._inverse_mass_now = np.asarray(w.Get(at), dtype=np.float32)
         self.last_frame = keep_until
         self.committed_frame = keep_until
 
@@ -160,15 +179,26 @@ class UsdCacheWriter:
         strain: ArrayLike | None = None,
         force_commit: bool = False,
         extra: Mapping[str, ArrayLike] | None = None,
+        faces: ArrayLike | Sequence[Sequence[int]] | None = None,
+        inverse_mass: ArrayLike | None = None,
     ) -> bool:
         """Add a frame's time samples; returns True if the file on disk now holds this frame.
 
         ``positions``/``normals``/``velocities`` are (N, 3) [m], [unit], [m/s]; ``strain`` (N,);
         ``extra``: other point attributes, name -> (N,) or (N, 3) floats, written as
-        time-sampled vertex primvars of that name.
+        time-sampled vertex primvars of that name. ``faces`` and ``inverse_mass``: this frame's
+        polygons and ``w`` when they may change (a tearing cloth); a change is time-sampled
+        (see the module docstring), the same ones again cost a comparison (none when it is
+        the very object passed with the previous frame: change faces by passing a new one).
         """
         UsdGeom, Sdf, Vt = self._UsdGeom, self._Sdf, self._Vt
         t = self._Usd.TimeCode(float(frame))
+        if self._first_frame is None:
+            self._first_frame = float(frame)
+        if faces is not None:
+            self._sample_faces(faces, t)
+        if inverse_mass is not None:
+            self._sample_inverse_mass(np.asarray(inverse_mass, dtype=np.float32), t)
         pos = np.asarray(positions, dtype=np.float64)
         points = _vec3f(Vt, pos)
         self.mesh.GetPointsAttr().Set(points, t)
@@ -197,6 +227,37 @@ class UsdCacheWriter:
             self.commit()
             return True
         return False
+
+    def _sample_faces(self, faces: ArrayLike | Sequence[Sequence[int]], t: Any) -> None:
+        """Time-sample the faces at ``t`` when they differ from the last ones written."""
+        if faces is self._faces_seen:
+            return  # the very object written last time (a cloth's triangles between tears)
+        self._faces_seen = faces
+        counts, indices = _flat_faces(faces)
+        if (counts, indices) == self._faces_now:
+            return
+        Vt = self._Vt
+        counts_attr = self.mesh.GetFaceVertexCountsAttr()
+        indices_attr = self.mesh.GetFaceVertexIndicesAttr()
+        if not counts_attr.GetTimeSamples():
+            first = self._Usd.TimeCode(self._first_frame)
+            counts_attr.Set(Vt.IntArray(self._faces_now[0]), first)
+            indices_attr.Set(Vt.IntArray(self._faces_now[1]), first)
+        counts_attr.Set(Vt.IntArray(counts), t)
+        indices_attr.Set(Vt.IntArray(indices), t)
+        self._faces_now = (counts, indices)
+
+    def _sample_inverse_mass(self, w: NDArray[np.float32], t: Any) -> None:
+        """Time-sample the ``w`` primvar at ``t`` when it differs from the last one written."""
+        now = self._inverse_mass_now
+        if now is None or (now.shape == w.shape and np.array_equal(now, w)):
+            return
+        UsdGeom, Vt = self._UsdGeom, self._Vt
+        pv = UsdGeom.PrimvarsAPI(self.mesh).GetPrimvar("w")
+        if not pv.GetAttr().GetTimeSamples():
+            pv.Set(Vt.FloatArray.FromNumpy(now), self._Usd.TimeCode(self._first_frame))
+        pv.Set(Vt.FloatArray.FromNumpy(w), t)
+        self._inverse_mass_now = w
 
     def _primvar(self, name: str, values: ArrayLike, t: Any) -> None:
         """Set the vertex primvar ``name`` (float (N,) or float3 (N, 3)) at time ``t``."""
@@ -394,6 +455,9 @@ class UsdCache:
     attributes: list[dict[str, NDArray[np.float64]]] = field(default_factory=list)
     """Point attributes per frame: ``v`` (velocities) and every vertex primvar (``w``,
     ``strain``, ...) at that time."""
+    frame_faces: list[list[list[int]]] | None = None
+    """The faces at each frame when the topology is time-sampled (a torn cloth), else None
+    (``faces`` hold for every frame)."""
 
 
 def read_usd_cache(path: str | os.PathLike[str], prim_path: str | None = None,
@@ -406,21 +470,22 @@ def read_usd_cache(path: str | os.PathLike[str], prim_path: str | None = None,
     if not samples:
         raise UsdError(f"{path}: the mesh's points have no time samples")
     samples = samples[::max(int(every), 1)]
-    counts = np.asarray(mesh.GetFaceVertexCountsAttr().Get(), dtype=np.int64)
-    indices = np.asarray(mesh.GetFaceVertexIndicesAttr().Get(), dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    faces = [indices[s:s + c].tolist() for s, c in zip(starts.tolist(), counts.tolist())]
+    counts_attr, indices_attr = mesh.GetFaceVertexCountsAttr(), mesh.GetFaceVertexIndicesAttr()
+    faces = _faces_at(counts_attr, indices_attr, Usd.TimeCode.Default())
+    frame_faces = None
+    if counts_attr.GetTimeSamples() or indices_attr.GetTimeSamples():
+        frame_faces = [_faces_at(counts_attr, indices_attr, Usd.TimeCode(t)) for t in samples]
     pv = UsdGeom.PrimvarsAPI(mesh).GetPrimvar("strain")
     strain = ([np.asarray(pv.Get(Usd.TimeCode(t)), dtype=np.float64) for t in samples]
               if pv and pv.GetAttr().GetTimeSamples() else None)
     positions = [np.asarray(mesh.GetPointsAttr().Get(Usd.TimeCode(t)), dtype=np.float64)
                  for t in samples]
-    n = positions[0].shape[0]
     primvars = [p for p in UsdGeom.PrimvarsAPI(mesh).GetPrimvars()
                 if p.GetInterpolation() == UsdGeom.Tokens.vertex]
     velocities = mesh.GetVelocitiesAttr()
     attributes: list[dict[str, NDArray[np.float64]]] = []
-    for t in samples:
+    for t, pts in zip(samples, positions):
+        n = pts.shape[0]
         at: dict[str, NDArray[np.float64]] = {}
         if velocities and velocities.HasValue():
             v = velocities.Get(Usd.TimeCode(t))
@@ -439,4 +504,15 @@ def read_usd_cache(path: str | os.PathLike[str], prim_path: str | None = None,
         attributes.append(at)
     return UsdCache(frames=[round(t) for t in samples], positions=positions, faces=faces,
                     strain=strain, fps=float(stage.GetFramesPerSecond()),
-                    attributes=attributes)
+                    attributes=attributes, frame_faces=frame_faces)
+
+
+def _faces_at(counts_attr: Any, indices_attr: Any, t: Any) -> list[list[int]]:
+    """The polygons at time ``t``; a UsdError when counts and indices disagree."""
+    counts = np.asarray(counts_attr.Get(t), dtype=np.int64)
+    indices = np.asarray(indices_attr.Get(t), dtype=np.int64)
+    if counts.sum() != indices.size:
+        raise UsdError(f"{counts_attr.GetPrim().GetPath()}: faceVertexCounts and "
+                       "faceVertexIndices disagree")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return [indices[s:s + c].tolist() for s, c in zip(starts.tolist(), counts.tolist())]

@@ -248,7 +248,7 @@ def postprocess_cache(source: str, out_dir: str, options: PostprocessOptions,
                                "folder, name or format")
     data = []
     for k, pos in enumerate(cache.positions):
-        shell = postprocess(pos, cache.triangles, options)
+        shell = postprocess(pos, cache.triangles_of(k), options)
         attrs = {name: np.asarray(value)[shell.source]
                  for name, value in (cache.attributes[k] if cache.attributes else {}).items()
                  if name not in ("N", "normals")}
@@ -259,7 +259,8 @@ def postprocess_cache(source: str, out_dir: str, options: PostprocessOptions,
             velocities=attrs.pop("v", None), inverse_mass=attrs.pop("w", None),
             strain=attrs.pop("strain", None),
             normals=vertex_normals(shell.positions, shell.triangles),
-            faces=cache.faces if options.thickness == 0.0 and cache.faces else None,
+            faces=(cache.faces if cache.frame_faces is None else cache.frame_faces[k])
+            if options.thickness == 0.0 and cache.faces else None,
             extra=attrs))
     written = write_cache(target_dir, target_name, target_fmt, cache.frames, data,
                           fps=fps or cache.fps or 24.0)

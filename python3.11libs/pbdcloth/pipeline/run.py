@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..arrays import F
 from ..atomic import atomic_write
@@ -216,6 +217,10 @@ class ClothRecorder:
 
     solver: ClothSolver
     frames: list[F] = field(default_factory=list)
+    triangles: list[NDArray[np.int64]] = field(default_factory=list)
+    """Each frame's triangles (one shared array until the cloth tears)."""
+    rest: list[F] = field(default_factory=list)
+    """Each frame's rest positions (the split points' too)."""
     shapes: list[list[Shape]] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     worst_strain: float = 0.0
@@ -229,6 +234,8 @@ class ClothRecorder:
         self.nearest = min(self.nearest, min_distance(self.solver.colliders,
                                                       self.solver.positions))
         self.frames.append(self.solver.positions.copy())
+        self.triangles.append(self.solver.triangles)
+        self.rest.append(self.solver.model.mesh.positions)
         self.shapes.append(shapes_of(self.solver.colliders))
         self.numbers.append(frame)
 

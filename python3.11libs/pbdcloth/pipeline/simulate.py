@@ -12,6 +12,10 @@ at its start frame); every later frame is one step of 1 / fps seconds. Per frame
    :func:`pbdcloth.pipeline.run.frame_record`);
 4. once the frame is complete on disk, saves the solver state as a checkpoint (atomically).
 
+A cloth that tears (``tear_strain``) changes its topology: each frame is written with its own
+triangles (USD: time-sampled faces) and a ``rest`` point attribute (rest positions, for the
+split points too), and the checkpoint carries the torn model.
+
 Because the checkpoint never runs ahead of the cache, ``resume=True`` restarts from the
 checkpoint's frame, drops anything written after it, and continues bit-identically: the solver is
 deterministic and its whole state (positions, velocities, pin targets; colliders follow from the
@@ -86,18 +90,23 @@ def frame_data(spec: SceneSpec, solver: ClothSolver) -> FrameData:
     x = solver.positions
     tris = solver.triangles
     v, w, strain = solver.velocities, solver.model.inv_mass, solver.point_strain()
+    extra = {"rest": solver.model.mesh.positions} if solver.is_torn else {}
     if spec.postprocess.active:
         shell = postprocess(x, tris, spec.postprocess, fixed=solver.pinned)
         x, tris = shell.positions, shell.triangles
         v, w, strain = v[shell.source], w[shell.source], strain[shell.source]
+        extra = {k: a[shell.source] for k, a in extra.items()}
     normals = (vertex_normals(x, tris)
                if spec.output.normals and spec.output.format == CacheFormat.USD else None)
     return FrameData(positions=x, triangles=tris, velocities=v, inverse_mass=w, strain=strain,
-                     normals=normals, faces=_polygons(spec))
+                     normals=normals, faces=_polygons(spec, solver), extra=extra)
 
 
-def _polygons(spec: SceneSpec) -> list[list[int]] | None:
-    """The input's polygons for the cache (quads stay quads), unless a shell replaced them."""
+def _polygons(spec: SceneSpec, solver: ClothSolver | None = None) -> list[list[int]] | None:
+    """The input's polygons for the cache (quads stay quads), unless a shell replaced them or
+    the cloth has torn (then its triangles are each frame's faces)."""
+    if solver is not None and solver.is_torn:
+        return None
     return spec.faces if spec.postprocess.thickness == 0.0 else None
 
 
@@ -122,10 +131,11 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 def _make_writer(spec: SceneSpec, solver: ClothSolver, keep_until: int | None) -> CacheWriter:
     out = spec.output
     if out.format == CacheFormat.USD:
-        tris = solver.triangles
-        w = solver.model.inv_mass
+        untorn = solver.untorn_model  # the cache's first faces, also when resuming after a tear
+        tris = untorn.mesh.triangles
+        w = untorn.inv_mass
         if spec.postprocess.active:
-            shell = postprocess(solver.model.mesh.positions, tris, spec.postprocess)
+            shell = postprocess(untorn.mesh.positions, tris, spec.postprocess)
             tris, w = shell.triangles, w[shell.source]
         faces = _polygons(spec)
         return UsdWriter(out.dir, out.name, tris if faces is None else faces, spec.fps,

@@ -57,6 +57,19 @@ def save_figure(fig: Any, path: str | Path, layout: bool = True) -> Path:
 FrameShapes = Sequence[Sequence[Shape]]
 """Collider shapes per frame (:func:`pbdcloth.preview.shapes.shapes_of` of each frame)."""
 
+FrameTriangles = NDArray[np.int64] | Sequence[NDArray[np.int64]]
+"""One (T, 3) triangle array for every frame, or one per frame (a cloth that tears)."""
+
+
+def triangles_at(triangles: FrameTriangles, k: int) -> NDArray[np.int64]:
+    """The triangles of frame ``k``: ``triangles`` itself, or its ``k``-th array when it holds
+    one (T, 3) array per frame."""
+    if isinstance(triangles, np.ndarray):
+        return triangles
+    if len(triangles) and isinstance(triangles[0], np.ndarray) and triangles[0].ndim == 2:
+        return np.asarray(triangles[k], dtype=np.int64)
+    return np.asarray(triangles, dtype=np.int64)
+
 
 def _framing(frames: Sequence[F], shapes: FrameShapes | None, picks: Sequence[int],
              follow: bool) -> list[F]:
@@ -71,7 +84,7 @@ def _framing(frames: Sequence[F], shapes: FrameShapes | None, picks: Sequence[in
     return [np.stack([(b[0] + b[1]) / 2 - half, (b[0] + b[1]) / 2 + half]) for b in per]
 
 
-def contact_sheet(path: str | Path, frames: Sequence[F], triangles: NDArray[np.int64],
+def contact_sheet(path: str | Path, frames: Sequence[F], triangles: FrameTriangles,
                   **options: Any) -> Path:
     """:func:`sheet_figure` written to ``path`` as a PNG (atomically)."""
     return save_figure(sheet_figure(frames, triangles, **options), path, layout=False)
@@ -79,7 +92,7 @@ def contact_sheet(path: str | Path, frames: Sequence[F], triangles: NDArray[np.i
 
 def sheet_figure(
     frames: Sequence[F],
-    triangles: NDArray[np.int64],
+    triangles: FrameTriangles,
     frame_numbers: Sequence[int] | None = None,
     strain: Sequence[F] | None = None,
     colliders: FrameShapes | None = None,
@@ -117,7 +130,7 @@ def sheet_figure(
     fig = plt.figure(figsize=(width, 3.6 * rows), dpi=110)
     for k, i in enumerate(picks):
         ax = fig.add_subplot(rows, cols, k + 1, projection="3d")
-        render_frame(ax, frames[i], triangles, colliders[i] if colliders else (),
+        render_frame(ax, frames[i], triangles_at(triangles, i), colliders[i] if colliders else (),
                      strain=strain[i] if strain is not None else None, vmax=vmax, pins=pins,
                      view=view, bounds=boxes[k])
         label = f"frame {numbers[i]}"
@@ -132,19 +145,31 @@ def sheet_figure(
     return fig
 
 
-def frame_strain(frames: Sequence[F], triangles: NDArray[np.int64],
-                 rest: F | None = None) -> list[F]:
+def frame_strain(frames: Sequence[F], triangles: FrameTriangles,
+                 rest: F | Sequence[F] | None = None) -> list[F]:
     """Per-point max edge strain of each frame against ``rest`` (default the first frame, which
-    a pbdcloth run or cache holds at rest); see :func:`~.render.point_max_strain`."""
+    a pbdcloth run or cache holds at rest; or one rest array per frame, for a cloth that
+    tears); see :func:`~.render.point_max_strain`. ``triangles``: see :data:`FrameTriangles`."""
     from .render import point_max_strain
 
-    base = frames[0] if rest is None else rest
-    return [point_max_strain(f, triangles, base) for f in frames]
+    out = []
+    for k, f in enumerate(frames):
+        if rest is None:
+            base = frames[0]
+        elif isinstance(rest, np.ndarray):
+            base = rest
+        else:
+            base = rest[k]
+        if base.shape != f.shape:
+            raise ValueError(f"frame {k} has {f.shape[0]} points but its rest shape "
+                             f"{base.shape[0]}: give each frame's rest positions")
+        out.append(point_max_strain(f, triangles_at(triangles, k), base))
+    return out
 
 
 def render_frames(
     frames: Sequence[F],
-    triangles: NDArray[np.int64],
+    triangles: FrameTriangles,
     strain: Sequence[F] | None = None,
     frame_numbers: Sequence[int] | None = None,
     size: int = 480,
@@ -172,7 +197,7 @@ def render_frames(
     try:
         for k, pts in enumerate(frames):
             ax.cla()
-            render_frame(ax, pts, triangles, colliders[k] if colliders else (),
+            render_frame(ax, pts, triangles_at(triangles, k), colliders[k] if colliders else (),
                          strain=strain[k] if strain is not None else None, vmax=vmax,
                          pins=pins, view=view, bounds=boxes[k])
             label = f"frame {numbers[k]}"

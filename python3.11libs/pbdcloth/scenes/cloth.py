@@ -249,3 +249,47 @@ def twist_scene(resolution: int = 40, settings: ClothSettings | None = None,
 SCENES["springs"] = springs_scene
 SCENES["fold"] = fold_scene
 SCENES["twist"] = twist_scene
+
+
+def tear_scene(nx: int = 36, ny: int = 24, settings: ClothSettings | None = None,
+               frames: int = 36, speed: float = 0.05, notch: int = 6) -> Scene:
+    """Tearing: a sheet held at its left and right edges is pulled apart and tears from a notch.
+
+    A 1.2 m wide, 0.8 m tall sheet, held taut in the XY plane by its two side edges (every point
+    of the left and right columns pinned), has a notch cut into the middle of its top edge
+    (``notch`` rows of one cell column left out). From the first frame both edges move outwards
+    at ``speed`` m/s; edges stretched past 1 + tear_strain (0.1) x their rest length break and the
+    cloth splits along them (:mod:`pbdcloth.cloth.tear`): the crack starts at the notch's tip,
+    where the strain concentrates, and runs through the sheet. Gravity is off, so the pull alone
+    tears it. ``nx`` x ``ny`` points (36 x 24 gives 864).
+    """
+    width, height = 1.2, 0.8
+    pos, tris = grid(nx, ny, width, height, plane="xy", origin=(-width / 2, 1.5, 0.0))
+    cell = np.arange(tris.shape[0]) // 2
+    column, row = cell % (nx - 1), cell // (nx - 1)
+    tris = tris[~((column == (nx - 1) // 2) & (row < notch))]
+    idx = np.arange(nx * ny).reshape(ny, nx)
+    left, right = idx[:, 0], idx[:, -1]
+    pinned = np.sort(np.concatenate([left, right])).astype(np.int64)
+    rest = pos[pinned]
+    side = np.where(np.isin(pinned, left), -1.0, 1.0)
+    s = settings or ClothSettings(
+        model="pbd", substeps=20, iterations=4, stretch_stiffness=1.0, shear_stiffness=1.0,
+        bend_stiffness=0.05, damping=0.5, tethers=False, tear_strain=0.1,
+        gravity=(0.0, 0.0, 0.0),
+    )
+    fps = 24.0
+
+    def animate(solver: ClothSolver, frame: int) -> None:
+        """Both held edges moved outwards by ``speed`` x time (targets in the input's pin
+        order: every copy of a torn pin follows its input pin)."""
+        target = rest.copy()
+        target[:, 0] += side * speed * frame / fps
+        solver.set_pin_targets(target)
+
+    return Scene("tear", description=describe(tear_scene.__doc__), positions=pos,
+                 triangles=tris, pinned=pinned, settings=s, colliders=[], frames=frames,
+                 fps=fps, animate=animate, info={"speed": speed})
+
+
+SCENES["tear"] = tear_scene

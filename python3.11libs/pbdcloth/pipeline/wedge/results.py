@@ -54,7 +54,8 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def render_panels(frames: Sequence[NDArray[np.float64]], triangles: NDArray[np.int64],
+def render_panels(frames: Sequence[NDArray[np.float64]],
+                  triangles: NDArray[np.int64] | Sequence[NDArray[np.int64]],
                   strains: Sequence[NDArray[np.float64]], numbers: Sequence[int],
                   size: int = 360) -> list[NDArray[np.uint8]]:
     """RGB images (size, size, 3) of the frames, one camera for all, coloured by strain: the
@@ -81,18 +82,26 @@ def write_picture(plan: WedgePlan, rows: Sequence[dict[str, Any]]) -> Path | Non
 
     spec = plan.spec
     tris = spec.triangles
-    found: dict[int, tuple[NDArray[np.float64], int]] = {}
+    found: dict[int, tuple[NDArray[np.float64], int, NDArray[np.int64], NDArray[np.float64]]] = {}
     for r in rows:
         if r.get("status") == "done" and r.get("checkpoint"):
             try:
                 saved = load_checkpoint(r["checkpoint"])
             except CheckpointError:
                 continue
-            found[r["index"]] = (saved.state.positions, saved.frame)
+            torn = saved.torn
+            if torn is not None and "triangles" in torn and "origin" in torn:
+                # A member that tore: its own triangles, rest positions through its points'
+                # origins.
+                found[r["index"]] = (saved.state.positions, saved.frame,
+                                     np.asarray(torn["triangles"], dtype=np.int64),
+                                     spec.positions[np.asarray(torn["origin"], dtype=np.int64)])
+            else:
+                found[r["index"]] = (saved.state.positions, saved.frame, tris, spec.positions)
     keys = sorted(found)
     images = dict(zip(keys, render_panels(
-        [found[k][0] for k in keys], tris,
-        [point_max_strain(found[k][0], tris, spec.positions) for k in keys],
+        [found[k][0] for k in keys], [found[k][2] for k in keys],
+        [point_max_strain(found[k][0], found[k][2], found[k][3]) for k in keys],
         [found[k][1] for k in keys]))) if keys else {}
     axes = plan.axes
     grid = not plan.zip and len(axes) <= 2
