@@ -30,6 +30,7 @@ TIERS = {
     "fabric": "physics",
     "validation": "physics",
     "sdf": "physics",
+    "meshcollider": "physics",
     "selfcollision": "physics",
     "springs": "physics",
     "warp": "parity",

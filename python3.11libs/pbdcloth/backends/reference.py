@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
-from ..colliders.base import Collider
+from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
@@ -160,6 +160,11 @@ class ReferenceBackend:
                         if over > 0.0:
                             P[i] -= d * (over / length)
                 for collider in colliders:
+                    if isinstance(collider, ClothContactCollider):
+                        collider.project_cloth(P.T, X.T, model.inv_mass, model.topology.triangles.T,
+                                               a0, a1, h, settings.thickness, settings.mu_static,
+                                               settings.friction, self.contacts)
+                        continue
                     project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
                                      settings.mu_static, settings.friction, self.contacts)
             V = (P - X) / h

@@ -1,0 +1,200 @@
+"""The contact math of :class:`~pbdcloth.colliders.mesh.MeshCollider`, whole-array over pairs.
+
+Arrays are component-major (3, K). Each function finds its candidate pairs with the substep's
+:class:`~pbdcloth.colliders.broadphase.BoxGrid`, runs the continuous test (:mod:`.ccd`) and the
+sided discrete test on all pairs at once, and writes the corrections into ``P`` (3, N) in place.
+
+Friction (cloth vertices against triangles) is Coulomb in position form (Macklin et al. 2014,
+"Unified Particle Physics for Real-Time Applications", eq. 23-24), as for every collider
+(:mod:`.response`): the slip is the vertex's tangential motion over the substep relative to the
+surface point it touches, whose motion is the barycentric interpolation of its triangle's vertex
+displacements; the contact sticks while |slip| < mu_s d (d the push-out depth), else the slip is
+cut by min(mu_k d / |slip|, 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..arrays import F, I
+from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
+from .broadphase import BoxGrid
+from .ccd import barycentric, first_crossing
+
+if TYPE_CHECKING:
+    from .response import ContactBuffer
+
+__all__ = ["EDGE_SLACK", "Substep", "project_cloth_vertices", "project_collider_vertices"]
+
+#: Barycentric slack of the collider-vertex test: a vertex just beyond a cloth triangle's edge
+#: still counts for it, so one under a ridge of the cloth is held by both triangles there.
+EDGE_SLACK = 0.02
+
+
+@dataclass
+class Substep:
+    """The collider over one substep: vertices at its start and end, component-major."""
+
+    alpha0: float
+    alpha1: float
+    thickness: float
+    v0: F
+    """(3, V) [m]."""
+    v1: F
+    """(3, V) [m]."""
+    corners0: tuple[F, F, F]
+    """Triangle corners a, b, c at the start, (3, T) each."""
+    corners1: tuple[F, F, F]
+    """Triangle corners at the end, (3, T) each."""
+    lo: F
+    """(3,) corner of the box around everything the collider sweeps, grown by the thickness."""
+    hi: F
+
+
+def _first_per_group(group: I, key: F) -> I:
+    """Indices (into the pair arrays) of the pair with the smallest ``key`` in each ``group``,
+    ordered by group (ties: the earlier pair)."""
+    order = np.lexsort((key, group))
+    g = group.take(order)
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = g[1:] != g[:-1]
+    return order[first]
+
+
+def _cloth_candidates(P: F, X: F, inv_mass: F, sub: Substep, grid: BoxGrid, thickness: float
+                      ) -> tuple[I, I]:
+    """(cloth vertex, collider triangle) pairs whose swept boxes overlap."""
+    lo = np.minimum(X, P) - thickness
+    hi = np.maximum(X, P) + thickness
+    near = np.flatnonzero((inv_mass > 0.0) & (hi >= sub.lo[:, None]).all(axis=0)
+                          & (lo <= sub.hi[:, None]).all(axis=0))
+    if near.size == 0:
+        return near, near
+    q, j = grid.query(columns(lo, near), columns(hi, near))
+    return near.take(q), j
+
+
+def project_cloth_vertices(P: F, X: F, inv_mass: F, sub: Substep, grid: BoxGrid, h: float,
+                           thickness: float, mu_static: float, mu_kinetic: float,
+                           contacts: ContactBuffer) -> int:
+    """Cloth vertices against the collider's triangles (continuous, then sided discrete, with
+    friction), in place on ``P``; returns the number of vertices in contact."""
+    i, j = _cloth_candidates(P, X, inv_mass, sub, grid, thickness)
+    if i.size == 0:
+        return 0
+    a0, b0, c0 = (columns(c, j) for c in sub.corners0)
+    a1, b1, c1 = (columns(c, j) for c in sub.corners1)
+    n1 = unit(cross(b1 - a1, c1 - a1))
+    hit, t, u, v, w, side = first_crossing(columns(X, i), columns(P, i), a0, a1, b0, b1, c0, c1)
+    if hit.any():
+        k = np.flatnonzero(hit)
+        k = k.take(_first_per_group(i.take(k), t.take(k)))
+        uk, vk, wk = u[k][None], v[k][None], w[k][None]
+        at = columns(a1, k) * uk + columns(b1, k) * vk + columns(c1, k) * wk
+        P[:, i.take(k)] = at + (side.take(k) * thickness) * columns(n1, k)
+    p = columns(P, i)
+    u, v, w, face = closest_point_triangle(p, a1, b1, c1)
+    q = a1 * u + b1 * v + c1 * w
+    diff = p - q
+    dist = np.sqrt(dot(diff, diff))
+    side = np.where(side == 0.0, np.where(dot(diff, n1) < 0.0, -1.0, 1.0), side)
+    plane = side * dot(diff, n1)
+    gap = np.where(face, plane, dist)
+    normal = np.where(face | (dist == 0.0), side * n1, diff / np.where(dist > 0.0, dist, 1.0))
+    bad = np.flatnonzero(gap < thickness)
+    if bad.size == 0:
+        return 0
+    bad = bad.take(_first_per_group(i.take(bad), gap.take(bad)))
+    idx = i.take(bad)
+    n = columns(normal, bad)
+    depth = thickness - gap.take(bad)
+    target = columns(p, bad) + depth * n
+    ub, vb, wb = u.take(bad), v.take(bad), w.take(bad)
+    disp0 = (columns(sub.corners1[0], j.take(bad)) - columns(sub.corners0[0], j.take(bad)))
+    disp1 = (columns(sub.corners1[1], j.take(bad)) - columns(sub.corners0[1], j.take(bad)))
+    disp2 = (columns(sub.corners1[2], j.take(bad)) - columns(sub.corners0[2], j.take(bad)))
+    surface = ub * disp0 + vb * disp1 + wb * disp2
+    if mu_static > 0.0 or mu_kinetic > 0.0:
+        slip = (target - columns(X, idx)) - surface
+        slip -= dot(slip, n) * n
+        slip_len = np.sqrt(dot(slip, slip))
+        stick = slip_len < mu_static * depth
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slide = np.minimum(mu_kinetic * depth / slip_len, 1.0)
+        scale = np.where(stick, 1.0, np.where(slip_len > 0.0, slide, 0.0))
+        target -= scale * slip
+    P[:, idx] = target
+    contacts.active[idx] = True
+    contacts.normal[idx] = n.T
+    contacts.surface_velocity[idx] = surface.T / h
+    return int(idx.size)
+
+
+def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Substep,
+                              grid: BoxGrid, thickness: float) -> int:
+    """Collider vertices against the cloth's triangles ``triangles`` (3, Tc): a violated pair
+    moves the triangle's corners away from the vertex (module docstring of :mod:`.mesh`), in
+    place on ``P``; returns the number of cloth vertices moved."""
+    if triangles.shape[1] == 0:
+        return 0
+    ta, tb, tc = triangles
+    x0 = (columns(X, ta), columns(X, tb), columns(X, tc))
+    x1 = (columns(P, ta), columns(P, tb), columns(P, tc))
+    lo = np.minimum(np.minimum(np.minimum(x0[0], x0[1]), np.minimum(x0[2], x1[0])),
+                    np.minimum(x1[1], x1[2])) - thickness
+    hi = np.maximum(np.maximum(np.maximum(x0[0], x0[1]), np.maximum(x0[2], x1[0])),
+                    np.maximum(x1[1], x1[2])) + thickness
+    near = np.flatnonzero((hi >= sub.lo[:, None]).all(axis=0)
+                          & (lo <= sub.hi[:, None]).all(axis=0))
+    if near.size == 0:
+        return 0
+    q, k = grid.query(columns(lo, near), columns(hi, near))
+    if q.size == 0:
+        return 0
+    f = near.take(q)
+    q0, q1 = columns(sub.v0, k), columns(sub.v1, k)
+    A0, B0, C0 = (columns(c, f) for c in x0)
+    A1, B1, C1 = (columns(c, f) for c in x1)
+    hit, _, _, _, _, side = first_crossing(q0, q1, A0, A1, B0, B1, C0, C1)
+    n1 = unit(cross(B1 - A1, C1 - A1))
+    u, v, w = barycentric(q1, A1, B1, C1)
+    inside = (u >= -EDGE_SLACK) & (v >= -EDGE_SLACK) & (w >= -EDGE_SLACK)
+    on = A1 * u + B1 * v + C1 * w
+    side = np.where(side == 0.0, np.where(dot(q1 - on, n1) < 0.0, -1.0, 1.0), side)
+    gap = side * dot(q1 - on, n1)
+    bad = np.flatnonzero(hit | (inside & (gap < thickness) & (gap > -thickness)))
+    if bad.size == 0:
+        return 0
+    bary = np.clip(np.stack([u.take(bad), v.take(bad), w.take(bad)]), 0.0, None)
+    bary /= np.maximum(bary.sum(axis=0), 1e-300)
+    corners = np.stack([ta.take(f.take(bad)), tb.take(f.take(bad)), tc.take(f.take(bad))])
+    wk = inv_mass.take(corners)  # (3, K)
+    den = (wk * bary * bary).sum(axis=0)
+    ok = den > 0.0
+    if not ok.any():
+        return 0
+    corners, bary, wk, den = corners[:, ok], bary[:, ok], wk[:, ok], den[ok]
+    bad = bad[ok]
+    nb = columns(n1, bad)
+    sb = side.take(bad)
+    # Re-measure the gap with the clamped weights: g = s n . (q1 - sum b_k x_k).
+    plane_pt = sum(bary[m] * columns(P, corners[m]) for m in range(3))
+    g = sb * dot(columns(q1, bad) - plane_pt, nb)
+    c = np.minimum(g - thickness, 0.0)
+    # Each cloth vertex takes the largest step any of its pairs asks of it (pairs under one
+    # triangle push its corners the same way: summing them would overshoot, averaging would
+    # leave the deepest pair unresolved).
+    step = (c * sb / den)[None] * wk * bary  # (3 corners, K): signed length along n
+    vert = corners.reshape(-1)
+    length = step.reshape(-1)
+    normal_k = np.tile(nb, 3)  # (3, 3 K): corner-major like ``vert``
+    live = np.flatnonzero(length != 0.0)
+    if live.size == 0:
+        return 0
+    pick = live.take(_first_per_group(vert.take(live), -np.abs(length.take(live))))
+    moved = vert.take(pick)
+    P[:, moved] += length.take(pick) * columns(normal_k, pick)
+    return int(moved.size)

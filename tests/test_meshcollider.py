@@ -1,0 +1,316 @@
+"""MeshCollider: deforming triangle-mesh obstacles (issue 15).
+
+The checks here do not use the solver's collision code: inside tests are generalized winding
+numbers (Jacobson et al. 2013, "Robust inside-outside segmentation using generalized winding
+numbers": w(p) = sum of the solid angles of the triangles seen from p over 4 pi, the solid angle
+by Van Oosterom and Strackee 1983), path tests are Möller-Trumbore segment-triangle
+intersections (Möller and Trumbore 1997). Every setting an assertion depends on is set here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pbdcloth import ClothSettings, ClothSolver
+from pbdcloth.cloth.mesh import grid
+from pbdcloth.colliders import MeshCollider, MeshColliderError, SolverInputError, mesh_contact
+from pbdcloth.colliders.broadphase import BoxGrid
+from pbdcloth.colliders.ccd import first_crossing
+from pbdcloth.scenes.props import box_mesh, capsule_mesh
+
+FPS = 24.0
+
+
+# --- independent geometry -------------------------------------------------------------------
+def winding_numbers(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray
+                    ) -> np.ndarray:
+    """Generalized winding number of a closed mesh at each point (|w| ~ 1 inside, ~ 0 out)."""
+    out = np.zeros(points.shape[0])
+    for lo in range(0, points.shape[0], 256):
+        p = points[lo:lo + 256, None]
+        a, b, c = (vertices[triangles[:, k]][None] - p for k in range(3))
+        la, lb, lc = (np.linalg.norm(x, axis=2) for x in (a, b, c))
+        det = np.einsum("pti,pti->pt", a, np.cross(b, c))
+        den = (la * lb * lc + np.einsum("pti,pti->pt", a, b) * lc
+               + np.einsum("pti,pti->pt", b, c) * la + np.einsum("pti,pti->pt", c, a) * lb)
+        out[lo:lo + 256] = np.arctan2(det, den).sum(axis=1) / (2.0 * np.pi)
+    return out
+
+
+def segment_hits(p0: np.ndarray, p1: np.ndarray, A: np.ndarray, B: np.ndarray, C: np.ndarray
+                 ) -> int:
+    """How many (segment, triangle) pairs intersect: segments p0 -> p1 (S, 3), triangles
+    ABC (T, 3) each (Möller-Trumbore)."""
+    d = (p1 - p0)[:, None]
+    e1, e2 = (B - A)[None], (C - A)[None]
+    h = np.cross(d, e2)
+    det = np.einsum("sti,sti->st", e1, h)
+    ok = np.abs(det) > 1e-18
+    inv = 1.0 / np.where(ok, det, 1.0)
+    s = p0[:, None] - A[None]
+    u = np.einsum("sti,sti->st", s, h) * inv
+    q = np.cross(s, e1)
+    v = np.einsum("sti,sti->st", d, q) * inv
+    t = np.einsum("sti,sti->st", e2, q) * inv
+    return int((ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0) & (t <= 1)).sum())
+
+
+def path_hits(q0: np.ndarray, q1: np.ndarray, x0: np.ndarray, x1: np.ndarray,
+              tris: np.ndarray, samples: int = 4) -> int:
+    """Crossings of the collider vertex paths q0 -> q1 through the cloth moving x0 -> x1 over
+    one substep, both linear: each of ``samples`` pieces of the path against the cloth at the
+    piece's end."""
+    hits = 0
+    for k in range(samples):
+        ta, tb = k / samples, (k + 1) / samples
+        x = x0 + tb * (x1 - x0)
+        hits += segment_hits(q0 + ta * (q1 - q0), q0 + tb * (q1 - q0), x[tris[:, 0]],
+                             x[tris[:, 1]], x[tris[:, 2]])
+    return hits
+
+
+def record_substeps(solver: ClothSolver) -> list[np.ndarray]:
+    """A list that receives the cloth's positions (N, 3) at the end of every substep."""
+    states: list[np.ndarray] = []
+    backend = solver.backend
+    update = backend._update  # type: ignore[attr-defined]
+
+    def spy(P, X, *rest):  # type: ignore[no-untyped-def]
+        out = update(P, X, *rest)
+        states.append(np.array(out[0].T))
+        return out
+
+    backend._update = spy  # type: ignore[attr-defined]
+    return states
+
+
+def box_triangles(center, half):  # type: ignore[no-untyped-def]
+    v, quads = box_mesh(center, half)
+    return v, np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+
+
+# --- unit pieces ----------------------------------------------------------------------------
+def test_box_grid_finds_exactly_the_overlapping_boxes() -> None:
+    rng = np.random.default_rng(3)
+    centre = rng.uniform(-1, 1, (3, 400))
+    half = rng.uniform(0.0, 0.1, (3, 400))
+    grid = BoxGrid(400)
+    grid.refit(centre, half, 0.1)
+    lo = rng.uniform(-1, 1, (3, 300))
+    hi = lo + rng.uniform(0.0, 0.2, (3, 300))
+    q, b = grid.query(lo, hi)
+    brute = np.argwhere(((centre[:, None, :] + half[:, None, :] >= lo[:, :, None])
+                         & (centre[:, None, :] - half[:, None, :] <= hi[:, :, None])).all(axis=0))
+    assert set(zip(q.tolist(), b.tolist())) == set(map(tuple, brute.tolist()))
+    grid.refit(centre + 0.01, half, 0.1)  # refit keeps the answer exact after a move
+    q, b = grid.query(lo + 0.01, hi + 0.01)
+    assert set(zip(q.tolist(), b.tolist())) == set(map(tuple, brute.tolist()))
+
+
+def test_first_crossing_of_a_point_through_a_moving_triangle() -> None:
+    """A point at rest at z = 0; a triangle moving from z = -1 to z = 3 meets it at t = 1/4."""
+    col = lambda *v: np.array(v, dtype=float).reshape(3, 1)
+    x = col(0.2, 0.2, 0.0)
+    hit, t, u, v, w, side = first_crossing(x, x, col(0, 0, -1), col(0, 0, 3), col(1, 0, -1),
+                                           col(1, 0, 3), col(0, 1, -1), col(0, 1, 3))
+    assert hit[0] and t[0] == pytest.approx(0.25, abs=1e-8)
+    assert (u[0], v[0], w[0]) == pytest.approx((0.6, 0.2, 0.2), abs=1e-8)
+    assert side[0] == 1.0
+    # Beside the triangle (x + y > 1): the plane is crossed, the triangle is not.
+    x = col(0.8, 0.8, 0.0)
+    hit, *_ = first_crossing(x, x, col(0, 0, -1), col(0, 0, 3), col(1, 0, -1), col(1, 0, 3),
+                             col(0, 1, -1), col(0, 1, 3))
+    assert not hit[0]
+
+
+# --- validation -----------------------------------------------------------------------------
+def test_bad_meshes_and_frames_are_refused_naming_the_problem() -> None:
+    v, t = capsule_mesh((0, 0, 0), (0, 1, 0), 0.1, segments=8, rings=2)
+    with pytest.raises(MeshColliderError, match="vertex 3"):
+        MeshCollider(np.where(np.arange(len(v))[:, None] == 3, np.nan, v), t)
+    with pytest.raises(MeshColliderError, match=r"shape \(V, 3\)"):
+        MeshCollider(v[:, :2], t)
+    with pytest.raises(MeshColliderError, match="triangle 0"):
+        MeshCollider(v, t + len(v))
+    with pytest.raises(MeshColliderError, match=r"\(T, 3\)"):
+        MeshCollider(v, t.astype(float))
+    c = MeshCollider(v, t)
+    with pytest.raises(MeshColliderError, match="topology changed"):
+        c.move_to(v[:-1])
+    assert issubclass(MeshColliderError, SolverInputError)
+
+    def frames(k: int) -> np.ndarray:
+        return v if k < 3 else np.full_like(v, np.nan)
+
+    c = MeshCollider(None, t, frames=frames, first_frame=1, name="walk")
+    with pytest.raises(MeshColliderError, match="walk frame 3: vertex 0"):
+        c.end_frame()
+    seq = np.stack([v, v + 0.1, v + 0.2])
+    c = MeshCollider(None, t, frames=seq)
+    assert np.array_equal(c.vertices, v + 0.1)
+    c.end_frame()
+    c.end_frame()  # past the last frame the mesh stays
+    assert np.array_equal(c.vertices, v + 0.2)
+
+
+# --- Must show: a limb sweeping through a hanging cloth -------------------------------------
+def _sweep(colliders_on: bool, frames: int = 9) -> tuple[int, int, float]:
+    """A capsule-like limb mesh (radius 5 cm) sweeps at 3 m/s through a hanging 0.8 m sheet
+    (10 substeps at 24 fps: 12.5 mm per substep, three thicknesses of 4 mm). Returns the cloth
+    vertices found inside the limb and the limb vertex path crossings, over every substep end,
+    and how far the cloth was carried [m]."""
+    cv, ct = capsule_mesh((0, 0.55, 0), (0, 0.95, 0), 0.05, segments=16, rings=4)
+    speed, n_sub = 3.0, 10
+
+    def limb(k: int) -> np.ndarray:
+        return cv + np.array([0.0, 0.0, -0.15 + speed * k / FPS])
+
+    pos, tris = grid(31, 31, 0.8, 0.8, plane="xy", origin=(-0.4, 1.2, 0.0))
+    top = np.flatnonzero(pos[:, 1] > 1.2 - 1e-9)
+    s = ClothSettings(substeps=n_sub, iterations=6, thickness=0.004, friction=0.0,
+                      static_friction=0.0, model="xpbd", stretch_compliance=1e-8,
+                      shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
+                      self_collision=False, backend="numpy")
+    cols = [MeshCollider(None, ct, frames=limb, name="limb")] if colliders_on else []
+    solver = ClothSolver(pos, tris, pinned=top, settings=s, colliders=cols)
+    states = record_substeps(solver)
+    inside = crossings = 0
+    x_prev = pos.copy()
+    for f in range(1, frames + 1):
+        states.clear()
+        solver.step(1.0 / FPS)
+        assert len(states) == n_sub
+        for k, x in enumerate(states):
+            q0 = limb(f - 1) + (k / n_sub) * (limb(f) - limb(f - 1))
+            q1 = limb(f - 1) + ((k + 1) / n_sub) * (limb(f) - limb(f - 1))
+            inside += int((np.abs(winding_numbers(x, q1, ct)) > 0.5).sum())
+            crossings += path_hits(q0, q1, x_prev, x, tris)
+            x_prev = x
+    return inside, crossings, float(solver.positions[:, 2].max())
+
+
+def test_limb_sweeping_at_3_m_per_s_neither_enters_nor_pierces_the_cloth() -> None:
+    inside, crossings, carried = _sweep(True)
+    assert carried > 0.5  # the limb went 0.5 m past the sheet's plane, carrying the cloth
+    assert inside == 0
+    assert crossings == 0
+
+
+def test_the_sweep_checks_find_a_limb_that_nobody_stops() -> None:
+    inside, crossings, carried = _sweep(False, frames=4)
+    assert carried == 0.0
+    assert inside > 50 and crossings > 50
+
+
+# --- Must show: a spike under a sheet -------------------------------------------------------
+def _spike(monkeypatch: pytest.MonkeyPatch | None) -> tuple[float, int]:
+    """A cone (base radius 1 cm, far below the sheet's 5 cm edges) pushed up at 1 m/s for a
+    quarter of a second under a sheet pinned along its border (its tip 12 cm above the sheet's
+    plane at the end), then held for 10 frames, its tip under a cloth triangle, away from the
+    triangle's vertices. Returns how far the tip ended below the sheet [m] (negative: above
+    it) and the tip path's crossings of the cloth over every substep."""
+    pos, tris = grid(21, 21, 1.0, 1.0, plane="xz", origin=(-0.5, 0.5, -0.5))
+    border = np.flatnonzero((np.abs(pos[:, 0]) > 0.5 - 1e-9) | (np.abs(pos[:, 2]) > 0.5 - 1e-9))
+    tip_xz = np.array([0.012, 0.031])  # inside a triangle, away from its vertices and edges
+    ring = 8
+    ang = 2 * np.pi * np.arange(ring) / ring
+    base = np.stack([tip_xz[0] + 0.01 * np.cos(ang), np.zeros(ring),
+                     tip_xz[1] + 0.01 * np.sin(ang)], axis=1)
+    cone = np.concatenate([base, [[tip_xz[0], 0.12, tip_xz[1]], [tip_xz[0], 0.0, tip_xz[1]]]])
+    cone_t = np.array([[k, (k + 1) % ring, ring] for k in range(ring)]
+                      + [[(k + 1) % ring, k, ring + 1] for k in range(ring)])
+
+    def spike(k: int) -> np.ndarray:
+        return cone + np.array([0.0, 0.25 + min(k, 6) / FPS, 0.0])
+
+    s = ClothSettings(substeps=10, iterations=6, thickness=0.004, friction=0.0,
+                      static_friction=0.0, model="xpbd", stretch_compliance=1e-7,
+                      shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
+                      self_collision=False, backend="numpy")
+    if monkeypatch is not None:
+        monkeypatch.setattr(mesh_contact, "project_collider_vertices", lambda *a, **k: 0)
+        import pbdcloth.colliders.mesh as mesh_module
+        monkeypatch.setattr(mesh_module, "project_collider_vertices", lambda *a, **k: 0)
+    solver = ClothSolver(pos, tris, pinned=border, settings=s,
+                         colliders=[MeshCollider(None, cone_t, frames=spike)])
+    states = record_substeps(solver)
+    crossings = 0
+    x_prev = pos.copy()
+    tip = ring
+    for f in range(1, 17):
+        states.clear()
+        solver.step(1.0 / FPS)
+        for k, x in enumerate(states):
+            q0 = spike(f - 1)[tip:tip + 1] + (k / 10) * (spike(f) - spike(f - 1))[tip:tip + 1]
+            q1 = spike(f - 1)[tip:tip + 1] + ((k + 1) / 10) * (spike(f) - spike(f - 1))[tip:tip + 1]
+            crossings += path_hits(q0, q1, x_prev, x, tris)
+            x_prev = x
+    x = solver.positions
+    # Height of the sheet over the tip: the triangles whose xz projection holds the tip.
+    tip_end = spike(16)[tip]
+    a, b, c = (x[tris[:, k]][:, [0, 2]] for k in range(3))
+    p = tip_end[[0, 2]]
+    det = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
+    l1 = ((p[0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (p[1] - a[:, 1])) / det
+    l2 = ((b[:, 0] - a[:, 0]) * (p[1] - a[:, 1]) - (p[0] - a[:, 0]) * (b[:, 1] - a[:, 1])) / det
+    over = (l1 >= 0) & (l2 >= 0) & (l1 + l2 <= 1)
+    y = ((1 - l1 - l2) * x[tris[:, 0], 1] + l1 * x[tris[:, 1], 1] + l2 * x[tris[:, 2], 1])[over]
+    return float(y.min() - tip_end[1]), crossings
+
+
+def test_a_spike_pushed_up_under_a_sheet_does_not_pierce_it() -> None:
+    below, crossings = _spike(None)
+    assert crossings == 0
+    assert below >= 0.004 * 0.9  # the sheet stays a thickness above the tip
+
+
+def test_without_collider_vertices_against_cloth_triangles_the_spike_pierces(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    below, crossings = _spike(monkeypatch)
+    assert crossings > 0 and below < 0.0
+
+
+# --- Must show: friction on a moving platform -----------------------------------------------
+def _platform(mu: float) -> tuple[float, float]:
+    """A 0.2 m cloth patch rests on a 2 m box platform; after 12 frames at rest the platform
+    accelerates at 0.5 m/s^2 for 1 s to 0.5 m/s and keeps that speed for 1 s. Within a frame
+    the platform moves linearly (as every mesh collider does), so its speed jumps by
+    a / fps = 0.021 m/s at each frame, less than the mu g h = 0.033 m/s static friction with
+    mu = 0.8 can give in one substep (h = 1/240 s). Returns the platform's travel and the cloth
+    centroid's travel along x over the 2 s [m]."""
+    pv, pt = box_triangles((0.0, 0.05, 0.0), (1.0, 0.05, 0.5))
+
+    def x_at(k: int) -> float:
+        t = max(k - 12, 0) / FPS
+        ramp = 1.0
+        return 0.5 * (t * t / (2 * ramp) if t < ramp else t - ramp / 2)
+
+    def platform(k: int) -> np.ndarray:
+        return pv + np.array([x_at(k), 0.0, 0.0])
+
+    pos, tris = grid(11, 11, 0.2, 0.2, plane="xz", origin=(-0.1, 0.1 + 0.004, -0.1))
+    s = ClothSettings(substeps=10, iterations=2, thickness=0.004, friction=mu,
+                      static_friction=mu, model="xpbd", stretch_compliance=1e-7,
+                      shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
+                      restitution=0.0, self_collision=False, backend="numpy")
+    solver = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(None, pt,
+                                                                          frames=platform)])
+    for _ in range(12):
+        solver.step(1.0 / FPS)
+    start = solver.positions[:, 0].mean()
+    for _ in range(48):
+        solver.step(1.0 / FPS)
+    assert solver.positions[:, 1].min() > 0.1  # still on the platform
+    return x_at(60) - x_at(12), float(solver.positions[:, 0].mean() - start)
+
+
+def test_a_patch_on_a_moving_platform_is_carried_with_static_friction() -> None:
+    travel, carried = _platform(0.8)
+    assert travel == pytest.approx(0.75)
+    # 2 s of contact: slip below 1 mm per second.
+    assert abs(travel - carried) < 2e-3
+
+
+def test_without_friction_the_platform_slides_out_under_the_patch() -> None:
+    travel, carried = _platform(0.0)
+    assert abs(carried) < 0.02 * travel
