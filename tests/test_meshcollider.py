@@ -94,8 +94,10 @@ def test_box_grid_finds_exactly_the_overlapping_boxes() -> None:
     rng = np.random.default_rng(3)
     centre = rng.uniform(-1, 1, (3, 400))
     half = rng.uniform(0.0, 0.1, (3, 400))
+    half[:, ::40] *= 5.0  # a few boxes wider than two cells: tested directly
     grid = BoxGrid(400)
     grid.refit(centre, half, 0.1)
+    assert grid.big.size > 0
     lo = rng.uniform(-1, 1, (3, 300))
     hi = lo + rng.uniform(0.0, 0.2, (3, 300))
     q, b = grid.query(lo, hi)
@@ -314,3 +316,70 @@ def test_a_patch_on_a_moving_platform_is_carried_with_static_friction() -> None:
 def test_without_friction_the_platform_slides_out_under_the_patch() -> None:
     travel, carried = _platform(0.0)
     assert abs(carried) < 0.02 * travel
+
+
+# --- Must show: the skirt on the walking body -----------------------------------------------
+def _skirt_inside(frames: int, body_collides: bool, coarse: bool) -> list[int]:
+    """Cloth vertices inside the walking body (winding number > 1/2) at every frame end."""
+    from pbdcloth.scenes.cloth import skirt_scene
+    from pbdcloth.scenes.walker import WalkingBody
+
+    size = {"nu": 48, "nv": 16, "body_segments": 16, "body_rings": 12} if coarse else {}
+    settings = ClothSettings(
+        model="xpbd", substeps=10, iterations=3, density=0.2, stretch_compliance=1e-7,
+        shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
+        tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
+        self_collision=False, backend="numpy")
+    scene = skirt_scene(frames=frames, settings=settings, body_collides=body_collides, **size)
+    body = WalkingBody(segments=size.get("body_segments", 32), rings=size.get("body_rings", 24))
+    solver = scene.make_solver()
+    inside = []
+    for k in range(1, frames + 1):
+        assert scene.animate is not None
+        scene.animate(solver, k)
+        solver.step(1.0 / scene.fps)
+        w = winding_numbers(solver.positions, body.vertices(k / scene.fps), body.triangles)
+        inside.append(int((w > 0.5).sum()))
+    return inside
+
+
+def test_the_walking_body_is_a_closed_outward_mesh_that_deforms() -> None:
+    from pbdcloth.scenes.walker import WalkingBody
+
+    body = WalkingBody()
+    v, t = body.rest, body.triangles
+    edges = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
+    assert set(np.unique(edges, axis=0, return_counts=True)[1].tolist()) == {2}  # watertight
+    volume = np.einsum("ij,ij->i", v[t[:, 0]], np.cross(v[t[:, 1]], v[t[:, 2]])).sum() / 6
+    assert volume > 0.0  # outward
+    # Deforming, not rigid: the knee-to-ankle distance stays, the hip-to-ankle one changes.
+    a, b = body.vertices(0.0), body.vertices(0.3)
+    d = lambda x: np.linalg.norm(x[:, None] - x[None, ::97], axis=2)  # noqa: E731
+    assert np.abs(d(a) - d(b)).max() > 0.05
+
+
+def test_skirt_scene_has_the_particles_the_issue_asks_for() -> None:
+    from pbdcloth.scenes.cloth import SCENES
+
+    scene = SCENES["skirt"]()
+    assert 3000 <= scene.positions.shape[0] <= 10000
+    assert isinstance(scene.colliders[0], MeshCollider)
+
+
+def test_coarse_skirt_no_cloth_vertex_inside_the_body_at_any_frame_end() -> None:
+    assert _skirt_inside(12, True, coarse=True) == [0] * 12
+
+
+def test_coarse_skirt_without_the_body_collider_many_vertices_are_inside() -> None:
+    inside = _skirt_inside(8, False, coarse=True)
+    assert max(inside) >= 20
+
+
+@pytest.mark.slow
+def test_skirt_no_cloth_vertex_inside_the_body_at_any_frame_end() -> None:
+    assert _skirt_inside(24, True, coarse=False) == [0] * 24
+
+
+@pytest.mark.slow
+def test_skirt_without_the_body_collider_many_vertices_are_inside() -> None:
+    assert max(_skirt_inside(12, False, coarse=False)) >= 100

@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..arrays import F, I
 
-__all__ = ["BoxGrid"]
+__all__ = ["BoxGrid", "PairList"]
 
 #: At most this many rows: keeps the composite key's rounding far below the spread.
 MAX_ROWS = 1 << 20
@@ -40,11 +41,25 @@ class BoxGrid:
         self.cell = 1.0
         self.comp = np.zeros(0)
         self.reach = np.zeros(3)
+        self.small: NDArray[np.bool_] | None = None
+        self.big: I = np.zeros(0, dtype=np.intp)
 
     def refit(self, centre: F, half: F, cell: float) -> None:
-        """Place the boxes ``centre`` +- ``half`` ((3, M) each, [m]) in rows of ``cell`` [m]."""
-        lo = centre.min(axis=1)
-        ext = centre.max(axis=1) - lo
+        """Place the boxes ``centre`` +- ``half`` ((3, M) each, [m]) in rows of ``cell`` [m].
+
+        Boxes more than two cells wide (:attr:`big`; e.g. the long thin fan triangles at a
+        pole) stay out of the rows and are tested against every query box directly, so that
+        they do not widen every query by their size."""
+        big = half.max(axis=0) > max(cell, 1e-12)
+        self.big = np.flatnonzero(big)
+        self.big_lo, self.big_hi = (np.take(centre - half, self.big, axis=1),
+                                    np.take(centre + half, self.big, axis=1))
+        small = ~big
+        if self.small is None or not np.array_equal(self.small, small):
+            self.small = small
+            self.order = np.flatnonzero(small).astype(np.intp)
+        lo = centre[:, small].min(axis=1) if small.any() else np.zeros(3)
+        ext = (centre[:, small].max(axis=1) if small.any() else np.zeros(3)) - lo
         if self.axes is None:  # chosen once: the sweep axis only affects speed, not results
             s = int(np.argmax(ext))
             u, w = [k for k in range(3) if k != s]
@@ -64,14 +79,17 @@ class BoxGrid:
         self.comp = comp.take(perm)
         self.centre = np.take(c, perm, axis=1)
         self.half = np.take(half, self.order, axis=1)
-        self.reach = half.max(axis=1) if half.shape[1] else np.zeros(3)
+        self.reach = self.half.max(axis=1) if self.half.shape[1] else np.zeros(3)
 
     def query(self, lo: F, hi: F) -> tuple[I, I]:
         """All (query, box) pairs whose boxes overlap, for query boxes ``[lo, hi]`` ((3, Q),
         [m]); ordered by query, then row, then key (a fixed order for a given input)."""
+        empty = np.zeros(0, dtype=np.intp)
         if self.axes is None or self.count == 0 or lo.shape[1] == 0:
-            empty = np.zeros(0, dtype=np.intp)
             return empty, empty
+        bq, bb = self._query_big(lo, hi)
+        if self.order.size == 0:
+            return bq, bb
         s, u, w = self.axes
         o = self.origin
         qlo = lo - self.reach[:, None]
@@ -101,4 +119,83 @@ class BoxGrid:
             p = self.half[k].take(offs)
             keep = (x + p >= lo[k].take(pair_q)) & (x - p <= hi[k].take(pair_q))
             pair_q, offs = pair_q[keep], offs[keep]
-        return pair_q, self.order.take(offs)
+        pair_b = self.order.take(offs)
+        if bq.size == 0:
+            return pair_q, pair_b
+        q = np.concatenate([pair_q, bq])
+        b = np.concatenate([pair_b, bb])
+        order = np.argsort(q, kind="stable")
+        return q.take(order), b.take(order)
+
+    def _query_big(self, lo: F, hi: F) -> tuple[I, I]:
+        """(query, big box) pairs by a direct overlap test, in blocks of queries."""
+        nb = self.big.size
+        if nb == 0:
+            empty = np.zeros(0, dtype=np.intp)
+            return empty, empty
+        qs, bs = [], []
+        step = max(1, (1 << 20) // nb)
+        for start in range(0, lo.shape[1], step):
+            ql, qh = lo[:, start:start + step, None], hi[:, start:start + step, None]
+            hit = ((qh >= self.big_lo[:, None, :]) & (ql <= self.big_hi[:, None, :])).all(axis=0)
+            q, b = np.nonzero(hit)
+            qs.append(q + start)
+            bs.append(self.big.take(b))
+        return np.concatenate(qs).astype(np.intp), np.concatenate(bs).astype(np.intp)
+
+
+class PairList:
+    """Candidate pairs of query boxes against a :class:`BoxGrid`, kept over the iterations of
+    a substep (a Verlet list, Verlet 1967).
+
+    The first call of a substep searches each query box grown by ``margin`` [m] and remembers
+    the grown box. Later calls search again only the queries whose box has left its remembered
+    box (and drop their old pairs): every pair whose boxes overlap now is still listed, so the
+    list is a superset of an exact search, and the narrow phase gives the same result.
+    """
+
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+        self.lo: F | None = None
+        self.hi = np.zeros((3, 0))
+        self.q: I = np.zeros(0, dtype=np.intp)
+        self.b: I = np.zeros(0, dtype=np.intp)
+
+    def reset(self, margin: float) -> None:
+        """Forget the pairs (a new substep)."""
+        self.margin = margin
+        self.lo = None
+
+    def _search(self, items: I, grid: BoxGrid, region: tuple[F, F]) -> tuple[I, I]:
+        assert self.lo is not None
+        lo, hi = np.take(self.lo, items, axis=1), np.take(self.hi, items, axis=1)
+        near = np.flatnonzero((hi >= region[0][:, None]).all(axis=0)
+                              & (lo <= region[1][:, None]).all(axis=0))
+        q, b = grid.query(np.take(lo, near, axis=1), np.take(hi, near, axis=1))
+        return items.take(near.take(q)), b
+
+    def pairs(self, lo: F, hi: F, active: I, grid: BoxGrid, region: tuple[F, F]
+              ) -> tuple[I, I]:
+        """(query, box) pairs for query boxes ``[lo, hi]`` ((3, Q) [m]) of the ``active``
+        queries (indices, ascending), against ``grid``; queries whose box misses ``region``
+        (lo (3,), hi (3,)) have none. Ordered by query."""
+        if self.lo is None:
+            self.lo, self.hi = lo - self.margin, hi + self.margin
+            self.q, self.b = self._search(active, grid, region)
+            return self.q, self.b
+        out = ((np.take(lo, active, axis=1) < np.take(self.lo, active, axis=1))
+               | (np.take(hi, active, axis=1) > np.take(self.hi, active, axis=1))).any(axis=0)
+        if not out.any():
+            return self.q, self.b
+        items = active[out]
+        self.lo[:, items] = np.take(lo, items, axis=1) - self.margin
+        self.hi[:, items] = np.take(hi, items, axis=1) + self.margin
+        moved = np.zeros(lo.shape[1], dtype=bool)
+        moved[items] = True
+        keep = ~moved.take(self.q)
+        nq, nb = self._search(items, grid, region)
+        q = np.concatenate([self.q[keep], nq])
+        b = np.concatenate([self.b[keep], nb])
+        order = np.argsort(q, kind="stable")
+        self.q, self.b = q.take(order), b.take(order)
+        return self.q, self.b

@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 from ..arrays import MAX_COORDINATE, F, I
 from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
 from .base import ClothContactCollider, SolverInputError, lerp
-from .broadphase import BoxGrid
+from .broadphase import BoxGrid, PairList
 from .mesh_contact import Substep, project_cloth_vertices, project_collider_vertices
 from .response import ContactBuffer
 
@@ -158,6 +158,9 @@ class MeshCollider(ClothContactCollider):
         self._substep: Substep | None = None
         self._tri_grid: BoxGrid = BoxGrid(self.triangles.shape[0])
         self._vert_grid: BoxGrid = BoxGrid(self.vertex_count)
+        self._cloth_pairs: PairList = PairList(0.0)
+        self._triangle_pairs: PairList = PairList(0.0)
+        self._free: tuple[F, I] | None = None
         e = start[self.triangles] - start[np.roll(self.triangles, 1, axis=1)]
         self.edge_length: float = float(np.median(np.linalg.norm(e, axis=2)))
         """Median edge length at the start [m] (the vertex grid's cell)."""
@@ -239,9 +242,15 @@ class MeshCollider(ClothContactCollider):
                              float((thi - tlo).mean()))
         vlo, vhi = np.minimum(v0, v1) - thickness, np.maximum(v0, v1) + thickness
         self._vert_grid.refit(0.5 * (vlo + vhi), 0.5 * (vhi - vlo), self.edge_length)
+        move = v1 - v0
+        step = np.sqrt(dot(move, move))
+        reach = np.maximum(np.maximum(step.take(t[0]), step.take(t[1])), step.take(t[2]))
         sub = Substep(alpha0, alpha1, thickness, v0, v1, c0, c1, tlo.min(axis=1),
-                      thi.max(axis=1))
+                      thi.max(axis=1), unit(cross(c0[1] - c0[0], c0[2] - c0[0])),
+                      unit(cross(c1[1] - c1[0], c1[2] - c1[0])), reach)
         self._substep = sub
+        self._cloth_pairs.reset(thickness)
+        self._triangle_pairs.reset(thickness)
         return sub
 
     def project_cloth(self, P: F, X: F, inv_mass: F, triangles: I, alpha0: float,
@@ -254,9 +263,12 @@ class MeshCollider(ClothContactCollider):
         :class:`~pbdcloth.colliders.response.ContactBuffer` (cloth vertices touching a triangle
         are recorded there). Returns the number of those."""
         sub = self.substep(alpha0, alpha1, thickness)
-        n = project_cloth_vertices(P, X, inv_mass, sub, self._tri_grid, h, thickness,
-                                   mu_static, mu_kinetic, contacts)
-        project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid, thickness)
+        if self._free is None or self._free[0] is not inv_mass:
+            self._free = (inv_mass, np.flatnonzero(inv_mass > 0.0))
+        n = project_cloth_vertices(P, X, self._free[1], sub, self._tri_grid, self._cloth_pairs, h,
+                                   thickness, mu_static, mu_kinetic, contacts)
+        project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
+                                  self._triangle_pairs, thickness)
         return n
 
     # --- the generic collider queries ----------------------------------------------------------

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..arrays import F, I
 from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
-from .broadphase import BoxGrid
+from .broadphase import BoxGrid, PairList
 from .ccd import barycentric, first_crossing
 
 if TYPE_CHECKING:
@@ -52,6 +52,12 @@ class Substep:
     lo: F
     """(3,) corner of the box around everything the collider sweeps, grown by the thickness."""
     hi: F
+    normal0: F
+    """Unit triangle normals at the start, (3, T) (zero for a degenerate triangle)."""
+    normal1: F
+    """Unit triangle normals at the end, (3, T)."""
+    reach: F
+    """The farthest any corner of each triangle moves over the substep, (T,) [m]."""
 
 
 def _first_per_group(group: I, key: F) -> I:
@@ -64,43 +70,53 @@ def _first_per_group(group: I, key: F) -> I:
     return order[first]
 
 
-def _cloth_candidates(P: F, X: F, inv_mass: F, sub: Substep, grid: BoxGrid, thickness: float
-                      ) -> tuple[I, I]:
-    """(cloth vertex, collider triangle) pairs whose swept boxes overlap."""
-    lo = np.minimum(X, P) - thickness
-    hi = np.maximum(X, P) + thickness
-    near = np.flatnonzero((inv_mass > 0.0) & (hi >= sub.lo[:, None]).all(axis=0)
-                          & (lo <= sub.hi[:, None]).all(axis=0))
-    if near.size == 0:
-        return near, near
-    q, j = grid.query(columns(lo, near), columns(hi, near))
-    return near.take(q), j
-
-
-def project_cloth_vertices(P: F, X: F, inv_mass: F, sub: Substep, grid: BoxGrid, h: float,
-                           thickness: float, mu_static: float, mu_kinetic: float,
+def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
+                           h: float, thickness: float, mu_static: float, mu_kinetic: float,
                            contacts: ContactBuffer) -> int:
     """Cloth vertices against the collider's triangles (continuous, then sided discrete, with
     friction), in place on ``P``; returns the number of vertices in contact."""
-    i, j = _cloth_candidates(P, X, inv_mass, sub, grid, thickness)
+    i, j = pairs.pairs(np.minimum(X, P) - thickness, np.maximum(X, P) + thickness, free, grid,
+                       (sub.lo, sub.hi))
     if i.size == 0:
         return 0
-    a0, b0, c0 = (columns(c, j) for c in sub.corners0)
-    a1, b1, c1 = (columns(c, j) for c in sub.corners1)
-    n1 = unit(cross(b1 - a1, c1 - a1))
-    hit, t, u, v, w, side = first_crossing(columns(X, i), columns(P, i), a0, a1, b0, b1, c0, c1)
-    if hit.any():
-        k = np.flatnonzero(hit)
-        k = k.take(_first_per_group(i.take(k), t.take(k)))
-        uk, vk, wk = u[k][None], v[k][None], w[k][None]
-        at = columns(a1, k) * uk + columns(b1, k) * vk + columns(c1, k) * wk
-        P[:, i.take(k)] = at + (side.take(k) * thickness) * columns(n1, k)
+    # Sides from the start: sign of the vertex's distance to the triangle's plane. A vertex can
+    # only cross a triangle whose plane it starts within max_k |dx - dc_k| <= |dx| + max_k |dc_k|
+    # of (the crossing point is a convex combination of the corners): the cubic runs on those.
+    x0 = columns(X, i)
     p = columns(P, i)
+    plane0 = dot(x0 - columns(sub.corners0[0], j), columns(sub.normal0, j))
+    side = np.sign(plane0)
+    dx = p - x0
+    k = np.flatnonzero(np.abs(plane0) <= np.sqrt(dot(dx, dx)) + sub.reach.take(j) + 1e-12)
+    if k.size:
+        jk = j.take(k)
+        hit, t, u, v, w, ccd_side = first_crossing(
+            columns(x0, k), columns(p, k), *(columns(c, jk) for pair in
+                                             zip(sub.corners0, sub.corners1) for c in pair))
+        if hit.any():
+            m = np.flatnonzero(hit)
+            m = m.take(_first_per_group(i.take(k.take(m)), t.take(m)))
+            jm = j.take(k.take(m))
+            at = (columns(sub.corners1[0], jm) * u[m] + columns(sub.corners1[1], jm) * v[m]
+                  + columns(sub.corners1[2], jm) * w[m])
+            P[:, i.take(k.take(m))] = at + (ccd_side.take(m) * thickness) * columns(sub.normal1,
+                                                                                     jm)
+            p = columns(P, i)
+    # Discrete, on the pairs not already a thickness out on their side of the plane.
+    n1 = columns(sub.normal1, j)
+    a1 = columns(sub.corners1[0], j)
+    plane1 = dot(p - a1, n1)
+    side = np.where(side == 0.0, np.where(plane1 < 0.0, -1.0, 1.0), side)
+    near = np.flatnonzero(side * plane1 < thickness)
+    if near.size == 0:
+        return 0
+    i, j, p, n1, a1, side = (i.take(near), j.take(near), columns(p, near), columns(n1, near),
+                             columns(a1, near), side.take(near))
+    b1, c1 = columns(sub.corners1[1], j), columns(sub.corners1[2], j)
     u, v, w, face = closest_point_triangle(p, a1, b1, c1)
     q = a1 * u + b1 * v + c1 * w
     diff = p - q
     dist = np.sqrt(dot(diff, diff))
-    side = np.where(side == 0.0, np.where(dot(diff, n1) < 0.0, -1.0, 1.0), side)
     plane = side * dot(diff, n1)
     gap = np.where(face, plane, dist)
     normal = np.where(face | (dist == 0.0), side * n1, diff / np.where(dist > 0.0, dist, 1.0))
@@ -134,7 +150,7 @@ def project_cloth_vertices(P: F, X: F, inv_mass: F, sub: Substep, grid: BoxGrid,
 
 
 def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Substep,
-                              grid: BoxGrid, thickness: float) -> int:
+                              grid: BoxGrid, pairs: PairList, thickness: float) -> int:
     """Collider vertices against the cloth's triangles ``triangles`` (3, Tc): a violated pair
     moves the triangle's corners away from the vertex (module docstring of :mod:`.mesh`), in
     place on ``P``; returns the number of cloth vertices moved."""
@@ -147,24 +163,40 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
                     np.minimum(x1[1], x1[2])) - thickness
     hi = np.maximum(np.maximum(np.maximum(x0[0], x0[1]), np.maximum(x0[2], x1[0])),
                     np.maximum(x1[1], x1[2])) + thickness
-    near = np.flatnonzero((hi >= sub.lo[:, None]).all(axis=0)
-                          & (lo <= sub.hi[:, None]).all(axis=0))
+    f, k = pairs.pairs(lo, hi, np.arange(lo.shape[1], dtype=np.intp), grid, (sub.lo, sub.hi))
+    if f.size == 0:
+        return 0
+    # Cloth normals and how far each triangle's corners move this substep (so far).
+    n0_all = unit(cross(x0[1] - x0[0], x0[2] - x0[0]))
+    n1_all = unit(cross(x1[1] - x1[0], x1[2] - x1[0]))
+    d = P - X
+    step = np.sqrt(dot(d, d))
+    reach = np.maximum(np.maximum(step.take(ta), step.take(tb)), step.take(tc))
+    q0, q1 = columns(sub.v0, k), columns(sub.v1, k)
+    plane0 = dot(q0 - columns(x0[0], f), columns(n0_all, f))
+    side = np.sign(plane0)
+    dq = q1 - q0
+    # As for cloth vertices: only a vertex within |dq| + max_k |dx_k| of the plane can cross.
+    hit = np.zeros(f.size, dtype=bool)
+    cand = np.flatnonzero(np.abs(plane0) <= np.sqrt(dot(dq, dq)) + reach.take(f) + 1e-12)
+    if cand.size:
+        fc = f.take(cand)
+        hit[cand] = first_crossing(columns(q0, cand), columns(q1, cand),
+                                   *(columns(c, fc) for pair in zip(x0, x1) for c in pair))[0]
+    n1 = columns(n1_all, f)
+    A1 = columns(x1[0], f)
+    plane1 = dot(q1 - A1, n1)
+    side = np.where(side == 0.0, np.where(plane1 < 0.0, -1.0, 1.0), side)
+    near = np.flatnonzero(hit | (np.abs(plane1) < thickness))
     if near.size == 0:
         return 0
-    q, k = grid.query(columns(lo, near), columns(hi, near))
-    if q.size == 0:
-        return 0
-    f = near.take(q)
-    q0, q1 = columns(sub.v0, k), columns(sub.v1, k)
-    A0, B0, C0 = (columns(c, f) for c in x0)
-    A1, B1, C1 = (columns(c, f) for c in x1)
-    hit, _, _, _, _, side = first_crossing(q0, q1, A0, A1, B0, B1, C0, C1)
-    n1 = unit(cross(B1 - A1, C1 - A1))
+    f, q1, n1, A1, side, hit, plane1 = (f.take(near), columns(q1, near), columns(n1, near),
+                                        columns(A1, near), side.take(near), hit.take(near),
+                                        plane1.take(near))
+    B1, C1 = columns(x1[1], f), columns(x1[2], f)
     u, v, w = barycentric(q1, A1, B1, C1)
     inside = (u >= -EDGE_SLACK) & (v >= -EDGE_SLACK) & (w >= -EDGE_SLACK)
-    on = A1 * u + B1 * v + C1 * w
-    side = np.where(side == 0.0, np.where(dot(q1 - on, n1) < 0.0, -1.0, 1.0), side)
-    gap = side * dot(q1 - on, n1)
+    gap = side * plane1
     bad = np.flatnonzero(hit | (inside & (gap < thickness) & (gap > -thickness)))
     if bad.size == 0:
         return 0
