@@ -145,14 +145,18 @@ def test_bad_meshes_and_frames_are_refused_naming_the_problem() -> None:
         return v if k < 3 else np.full_like(v, np.nan)
 
     c = MeshCollider(None, t, frames=frames, first_frame=1, name="walk")
+    c.end_frame()  # frames are read when first needed: nothing past the last step is read
     with pytest.raises(MeshColliderError, match="walk frame 3: vertex 0"):
-        c.end_frame()
+        c.pose_at(1.0)
     seq = np.stack([v, v + 0.1, v + 0.2])
     c = MeshCollider(None, t, frames=seq)
-    assert np.array_equal(c.vertices, v + 0.1)
+    assert np.array_equal(c.vertices, v)  # between steps: the current pose
+    assert np.array_equal(c.pose_at(1.0), v + 0.1)  # a step reads the next frame
     c.end_frame()
     c.end_frame()  # past the last frame the mesh stays
-    assert np.array_equal(c.vertices, v + 0.2)
+    assert np.array_equal(c.pose_at(1.0), v + 0.2)
+    c.seek(1)
+    assert np.array_equal(c.pose_at(0.0), v + 0.1)
 
 
 # --- Must show: a limb sweeping through a hanging cloth -------------------------------------
@@ -354,7 +358,7 @@ def test_the_walking_body_is_a_closed_outward_mesh_that_deforms() -> None:
     assert volume > 0.0  # outward
     # Deforming, not rigid: the knee-to-ankle distance stays, the hip-to-ankle one changes.
     a, b = body.vertices(0.0), body.vertices(0.3)
-    d = lambda x: np.linalg.norm(x[:, None] - x[None, ::97], axis=2)  # noqa: E731
+    d = lambda x: np.linalg.norm(x[:, None] - x[None, ::97], axis=2)
     assert np.abs(d(a) - d(b)).max() > 0.05
 
 
@@ -383,3 +387,118 @@ def test_skirt_no_cloth_vertex_inside_the_body_at_any_frame_end() -> None:
 @pytest.mark.slow
 def test_skirt_without_the_body_collider_many_vertices_are_inside() -> None:
     assert max(_skirt_inside(12, False, coarse=False)) >= 100
+
+
+# --- scene files: type = "mesh", method = "triangles" ----------------------------------------
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def test_example_scene_reads_a_body_mesh_sequence_and_keeps_the_cloth_outside() -> None:
+    from pbdcloth.pipeline.scenefile import load_scene
+
+    spec = load_scene(ROOT / "examples" / "walk_mesh.toml", {"frames": 14})
+    scene = spec.scene()
+    solver = scene.make_solver()
+    [body] = solver.colliders
+    assert isinstance(body, MeshCollider) and body.frame == 1
+    start = np.array(body.vertices)
+    reached = 0
+    for k in range(2, 15):
+        assert scene.animate is not None
+        scene.animate(solver, k)
+        solver.step(1.0 / scene.fps)
+        v = np.array(body.vertices)
+        inside = winding_numbers(solver.positions, v, body.triangles) > 0.5
+        assert not inside.any(), k
+        reached = max(reached, solver.last_stats.contacts)
+    assert not np.array_equal(v, start) and reached > 0  # it walked, and into the curtain
+
+
+def _sequence(folder, frames, change=None):  # type: ignore[no-untyped-def]
+    """Copy frames of the example sequence into ``folder``; ``change(frame, text)`` edits."""
+    for f in frames:
+        text = (ROOT / "examples" / "data" / "walk" / f"walk.{f:04d}.obj").read_text()
+        (folder / f"walk.{f:04d}.obj").write_text(change(f, text) if change else text)
+
+
+def _scene_file(folder, frames: int, method: str = "triangles") -> object:  # type: ignore[no-untyped-def]
+    text = (ROOT / "examples" / "walk_mesh.toml").read_text()
+    text = text.replace('file = "data/walk/walk.$F4.obj"', 'file = "walk.$F4.obj"')
+    text = text.replace('method = "triangles"', f'method = "{method}"')
+    text = text.replace("frames = 24", f"frames = {frames}")
+    path = folder / "scene.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_missing_frame_of_the_sequence_is_refused_naming_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pbdcloth.pipeline.scenefile import SceneFileError, load_scene
+
+    _sequence(tmp_path, [1, 2, 3, 5, 6])
+    with pytest.raises(SceneFileError, match=r"frame 4 is missing .*walk\.0004\.obj"):
+        load_scene(_scene_file(tmp_path, 6))
+    with pytest.raises(SceneFileError, match="needs method = 'triangles'"):
+        load_scene(_scene_file(tmp_path, 3, method="sdf"))
+
+
+def _run_file(path, frames: int) -> None:  # type: ignore[no-untyped-def]
+    from pbdcloth.pipeline.scenefile import load_scene
+
+    scene = load_scene(path).scene()
+    solver = scene.make_solver()
+    for k in range(2, frames + 1):
+        assert scene.animate is not None
+        scene.animate(solver, k)
+        solver.step(1.0 / scene.fps)
+
+
+def test_a_topology_change_in_the_sequence_is_refused_naming_the_frame(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def drop_face(frame: int, text: str) -> str:
+        return text.rsplit("\nf ", 1)[0] + "\n" if frame == 3 else text
+
+    _sequence(tmp_path, range(1, 6), drop_face)
+    with pytest.raises(MeshColliderError, match=r"frame 3 .*topology changed"):
+        _run_file(_scene_file(tmp_path, 5), 5)
+
+
+def test_nan_points_in_the_sequence_are_refused_naming_the_frame(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def nan(frame: int, text: str) -> str:
+        if frame != 4:
+            return text
+        lines = text.split("\n")
+        k = next(n for n, line in enumerate(lines) if line.startswith("v "))
+        lines[k] = "v nan " + " ".join(lines[k].split()[2:])
+        return "\n".join(lines)
+
+    _sequence(tmp_path, range(1, 6), nan)
+    with pytest.raises(MeshColliderError, match=r"frame 4: vertex 0 is \[nan"):
+        _run_file(_scene_file(tmp_path, 5), 5)
+
+
+def test_an_animated_usd_mesh_is_read_at_the_frames_time_codes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("pxr")
+    from pbdcloth.pipeline.scenefile import load_scene
+    from pbdcloth.scenes.walker import WalkingBody
+    from pxr import Gf, Usd, UsdGeom, Vt
+
+    body = WalkingBody(segments=12, rings=8)
+    stage = Usd.Stage.CreateNew(str(tmp_path / "walk.usda"))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.y)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    mesh = UsdGeom.Mesh.Define(stage, "/walk")
+    stage.SetDefaultPrim(mesh.GetPrim())
+    mesh.GetFaceVertexCountsAttr().Set(Vt.IntArray([3] * len(body.triangles)))
+    mesh.GetFaceVertexIndicesAttr().Set(Vt.IntArray(body.triangles.reshape(-1).tolist()))
+    for f in range(1, 6):
+        pts = body.vertices((f - 1) / 24.0)
+        mesh.GetPointsAttr().Set(Vt.Vec3fArray([Gf.Vec3f(*map(float, p)) for p in pts]),
+                                 Usd.TimeCode(f))
+    stage.Save()
+    text = _scene_file(tmp_path, 5).read_text().replace('"walk.$F4.obj"', '"walk.usda"')  # type: ignore[attr-defined]
+    (tmp_path / "scene.toml").write_text(text)
+    scene = load_scene(tmp_path / "scene.toml").scene()
+    [collider] = scene.colliders
+    assert isinstance(collider, MeshCollider)
+    np.testing.assert_allclose(collider.pose_at(1.0), body.vertices(1 / 24.0), atol=1e-6)
+    collider.end_frame()
+    np.testing.assert_allclose(collider.pose_at(1.0), body.vertices(2 / 24.0), atol=1e-6)

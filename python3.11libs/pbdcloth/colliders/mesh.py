@@ -50,7 +50,7 @@ from ..arrays import MAX_COORDINATE, F, I
 from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
 from .base import ClothContactCollider, SolverInputError, lerp
 from .broadphase import BoxGrid, PairList
-from .mesh_contact import Substep, project_cloth_vertices, project_collider_vertices
+from .mesh_contact import Substep, project_cloth_vertices, project_collider_vertices, recheck
 from .response import ContactBuffer
 
 __all__ = ["FrameSource", "MeshCollider", "MeshColliderError", "Substep"]
@@ -151,9 +151,10 @@ class MeshCollider(ClothContactCollider):
         self._tri_t: I = np.ascontiguousarray(self.triangles.T)
         self.vertex_count: int = start.shape[0]
         self._v0: F = start
-        self._v1: F = start
-        if frames is not None:
-            self._v1 = self._load(1, self.vertex_count)
+        self._v1_: F = start
+        self._pending: bool = frames is not None
+        """The end pose is the frame source's next frame, not loaded yet (loaded when first
+        needed, so that nothing past the last simulated frame is ever read)."""
         self._poses: dict[float, F] = {}
         self._substep: Substep | None = None
         self._tri_grid: BoxGrid = BoxGrid(self.triangles.shape[0])
@@ -188,9 +189,28 @@ class MeshCollider(ClothContactCollider):
         """Frame number of the current start pose."""
         return self.first_frame + self._frame
 
+    @property
+    def _v1(self) -> F:
+        if self._pending:
+            self._v1_ = self._load(self._frame + 1, self.vertex_count)
+            self._pending = False
+        return self._v1_
+
+    def seek(self, frame: int) -> None:
+        """Start the coming frame at frame number ``frame`` of the frame source (resuming a
+        run there)."""
+        if self._frames is None:
+            raise MeshColliderError(f"{self.name}: seek needs a frame source")
+        self._frame = int(frame) - self.first_frame
+        self._v0 = self._load(self._frame, self.vertex_count)
+        self._pending = True
+        self._poses.clear()
+        self._substep = None
+
     def move_to(self, vertices: object) -> None:
         """Set the vertices (V, 3) [m] for the end of the coming frame (same count and order)."""
-        self._v1 = check_vertices(vertices, f"{self.name}.move_to (frame {self.frame + 1})",
+        self._pending = False
+        self._v1_ = check_vertices(vertices, f"{self.name}.move_to (frame {self.frame + 1})",
                                   self.vertex_count)
         self._poses.clear()
         self._substep = None
@@ -198,21 +218,26 @@ class MeshCollider(ClothContactCollider):
     def end_frame(self) -> None:
         self._v0 = self._v1
         self._frame += 1
-        if self._frames is not None:
-            self._v1 = self._load(self._frame + 1, self.vertex_count)
+        self._pending = self._frames is not None
         self._poses.clear()
         self._substep = None
 
     @property
     def is_moving(self) -> bool:
-        return not np.array_equal(self._v0, self._v1)
+        return not self._pending and not np.array_equal(self._v0, self._v1_)
 
     @property
     def vertices(self) -> F:
-        """The vertices at the end of the coming frame (V, 3) [m] (read-only view)."""
-        v = self._v1.view()
+        """The vertices at the end of the coming frame (V, 3) [m] (read-only view); with a frame
+        source, until a step needs the next frame, the current ones."""
+        v = (self._v0 if self._pending else self._v1_).view()
         v.flags.writeable = False
         return v
+
+    def _now(self, alpha: float) -> F:
+        """:meth:`pose_at` for queries between steps: reads no frame (the current pose while the
+        next frame is not needed yet)."""
+        return self._v0 if self._pending else self.pose_at(alpha)
 
     def pose_at(self, alpha: float) -> F:
         """Vertices (V, 3) [m] at ``alpha`` of the frame (exact at 0 and 1)."""
@@ -265,18 +290,21 @@ class MeshCollider(ClothContactCollider):
         sub = self.substep(alpha0, alpha1, thickness)
         if self._free is None or self._free[0] is not inv_mass:
             self._free = (inv_mass, np.flatnonzero(inv_mass > 0.0))
-        n = project_cloth_vertices(P, X, self._free[1], sub, self._tri_grid, self._cloth_pairs, h,
-                                   thickness, mu_static, mu_kinetic, contacts)
-        project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
-                                  self._triangle_pairs, thickness)
-        return n
+        free = self._free[1]
+        touched = project_cloth_vertices(P, X, free, sub, self._tri_grid, self._cloth_pairs, h,
+                                         thickness, mu_static, mu_kinetic, contacts)
+        pushed = project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
+                                           self._triangle_pairs, thickness)
+        recheck(P, X, np.union1d(touched, pushed), free, sub, self._tri_grid, self._cloth_pairs,
+                thickness)
+        return int(touched.size)
 
     # --- the generic collider queries ----------------------------------------------------------
     def _closest(self, points: F, alpha: float, reach: float
                  ) -> tuple[I, I, F, F, F, F]:
         """For each point (M, 3) within ``reach`` of the mesh at ``alpha``: the point's index,
         its closest triangle, barycentric (u, v, w) and the closest point (3, K)."""
-        v = np.ascontiguousarray(self.pose_at(alpha).T)
+        v = np.ascontiguousarray(self._now(alpha).T)
         t = self._tri_t
         a, b, c = columns(v, t[0]), columns(v, t[1]), columns(v, t[2])
         lo = np.minimum(np.minimum(a, b), c)
@@ -310,7 +338,7 @@ class MeshCollider(ClothContactCollider):
         i, j, _, _, _, q = self._closest(points, alpha, reach)
         if i.size:
             x = np.ascontiguousarray(np.asarray(points, dtype=np.float64).T)
-            vv = np.ascontiguousarray(self.pose_at(alpha).T)
+            vv = np.ascontiguousarray(self._now(alpha).T)
             t = self._tri_t
             fn = unit(cross(columns(vv, t[1, j]) - columns(vv, t[0, j]),
                             columns(vv, t[2, j]) - columns(vv, t[0, j])))
@@ -328,7 +356,7 @@ class MeshCollider(ClothContactCollider):
         out = np.zeros((np.asarray(points).shape[0], 3))
         i, j, u, v, w, _ = self._closest(points, alpha1, max(self.edge_length, 0.05))
         if i.size:
-            d = self.pose_at(alpha1) - self.pose_at(alpha0)
+            d = self._now(alpha1) - self._now(alpha0)
             t = self.triangles[j]
             out[i] = u[:, None] * d[t[:, 0]] + v[:, None] * d[t[:, 1]] + w[:, None] * d[t[:, 2]]
         return out

@@ -27,7 +27,9 @@ from .ccd import barycentric, first_crossing
 if TYPE_CHECKING:
     from .response import ContactBuffer
 
-__all__ = ["EDGE_SLACK", "Substep", "project_cloth_vertices", "project_collider_vertices"]
+__all__ = ["EDGE_SLACK", "Substep", "project_cloth_vertices", "project_collider_vertices", "recheck"]
+
+_NONE: I = np.zeros(0, dtype=np.intp)
 
 #: Barycentric slack of the collider-vertex test: a vertex just beyond a cloth triangle's edge
 #: still counts for it, so one under a ridge of the cloth is held by both triangles there.
@@ -70,38 +72,67 @@ def _first_per_group(group: I, key: F) -> I:
     return order[first]
 
 
-def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
-                           h: float, thickness: float, mu_static: float, mu_kinetic: float,
-                           contacts: ContactBuffer) -> int:
-    """Cloth vertices against the collider's triangles (continuous, then sided discrete, with
-    friction), in place on ``P``; returns the number of vertices in contact."""
-    i, j = pairs.pairs(np.minimum(X, P) - thickness, np.maximum(X, P) + thickness, free, grid,
-                       (sub.lo, sub.hi))
-    if i.size == 0:
-        return 0
-    # Sides from the start: sign of the vertex's distance to the triangle's plane. A vertex can
-    # only cross a triangle whose plane it starts within max_k |dx - dc_k| <= |dx| + max_k |dc_k|
-    # of (the crossing point is a convex combination of the corners): the cubic runs on those.
+def _continuous(P: F, X: F, i: I, j: I, sub: Substep, thickness: float) -> I:
+    """The continuous test on pairs (cloth vertex ``i``, triangle ``j``): a vertex whose path
+    X -> P crossed a triangle goes to the first crossing point carried with the triangle to the
+    end of the substep, a thickness out on its starting side. In place on ``P``; returns the
+    vertices moved.
+
+    Sides from the start: sign of the vertex's distance to the triangle's plane. A vertex can
+    only cross a triangle whose plane it starts within max_k |dx - dc_k| <= |dx| + max_k |dc_k|
+    of (the crossing point is a convex combination of the corners): the cubic runs on those."""
     x0 = columns(X, i)
     p = columns(P, i)
     plane0 = dot(x0 - columns(sub.corners0[0], j), columns(sub.normal0, j))
-    side = np.sign(plane0)
     dx = p - x0
     k = np.flatnonzero(np.abs(plane0) <= np.sqrt(dot(dx, dx)) + sub.reach.take(j) + 1e-12)
-    if k.size:
-        jk = j.take(k)
-        hit, t, u, v, w, ccd_side = first_crossing(
-            columns(x0, k), columns(p, k), *(columns(c, jk) for pair in
-                                             zip(sub.corners0, sub.corners1) for c in pair))
-        if hit.any():
-            m = np.flatnonzero(hit)
-            m = m.take(_first_per_group(i.take(k.take(m)), t.take(m)))
-            jm = j.take(k.take(m))
-            at = (columns(sub.corners1[0], jm) * u[m] + columns(sub.corners1[1], jm) * v[m]
-                  + columns(sub.corners1[2], jm) * w[m])
-            P[:, i.take(k.take(m))] = at + (ccd_side.take(m) * thickness) * columns(sub.normal1,
-                                                                                     jm)
-            p = columns(P, i)
+    if k.size == 0:
+        return k
+    jk = j.take(k)
+    hit, t, u, v, w, side = first_crossing(
+        columns(x0, k), columns(p, k), *(columns(c, jk) for pair in
+                                         zip(sub.corners0, sub.corners1) for c in pair))
+    if not hit.any():
+        return np.zeros(0, dtype=np.intp)
+    m = np.flatnonzero(hit)
+    m = m.take(_first_per_group(i.take(k.take(m)), t.take(m)))
+    jm = j.take(k.take(m))
+    at = (columns(sub.corners1[0], jm) * u[m] + columns(sub.corners1[1], jm) * v[m]
+          + columns(sub.corners1[2], jm) * w[m])
+    moved = i.take(k.take(m))
+    P[:, moved] = at + (side.take(m) * thickness) * columns(sub.normal1, jm)
+    return moved
+
+
+def recheck(P: F, X: F, moved: I, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
+            thickness: float) -> None:
+    """The continuous test again for the cloth vertices ``moved`` since it last ran (by the
+    discrete push or by collider vertices), so that no iteration ends with a vertex whose
+    substep path crosses a triangle."""
+    if moved.size == 0:
+        return
+    i, j = pairs.pairs(np.minimum(X, P) - thickness, np.maximum(X, P) + thickness, free, grid,
+                       (sub.lo, sub.hi))
+    mask = np.zeros(P.shape[1], dtype=bool)
+    mask[moved] = True
+    keep = np.flatnonzero(mask.take(i))
+    if keep.size:
+        _continuous(P, X, i.take(keep), j.take(keep), sub, thickness)
+
+
+def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
+                           h: float, thickness: float, mu_static: float, mu_kinetic: float,
+                           contacts: ContactBuffer) -> I:
+    """Cloth vertices against the collider's triangles (continuous, then sided discrete, with
+    friction), in place on ``P``; returns the vertices in contact (moved by the discrete
+    push)."""
+    i, j = pairs.pairs(np.minimum(X, P) - thickness, np.maximum(X, P) + thickness, free, grid,
+                       (sub.lo, sub.hi))
+    if i.size == 0:
+        return _NONE
+    _continuous(P, X, i, j, sub, thickness)
+    p = columns(P, i)
+    side = np.sign(dot(columns(X, i) - columns(sub.corners0[0], j), columns(sub.normal0, j)))
     # Discrete, on the pairs not already a thickness out on their side of the plane.
     n1 = columns(sub.normal1, j)
     a1 = columns(sub.corners1[0], j)
@@ -109,7 +140,7 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     side = np.where(side == 0.0, np.where(plane1 < 0.0, -1.0, 1.0), side)
     near = np.flatnonzero(side * plane1 < thickness)
     if near.size == 0:
-        return 0
+        return _NONE
     i, j, p, n1, a1, side = (i.take(near), j.take(near), columns(p, near), columns(n1, near),
                              columns(a1, near), side.take(near))
     b1, c1 = columns(sub.corners1[1], j), columns(sub.corners1[2], j)
@@ -122,7 +153,7 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     normal = np.where(face | (dist == 0.0), side * n1, diff / np.where(dist > 0.0, dist, 1.0))
     bad = np.flatnonzero(gap < thickness)
     if bad.size == 0:
-        return 0
+        return _NONE
     bad = bad.take(_first_per_group(i.take(bad), gap.take(bad)))
     idx = i.take(bad)
     n = columns(normal, bad)
@@ -146,16 +177,16 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     contacts.active[idx] = True
     contacts.normal[idx] = n.T
     contacts.surface_velocity[idx] = surface.T / h
-    return int(idx.size)
+    return idx
 
 
 def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Substep,
-                              grid: BoxGrid, pairs: PairList, thickness: float) -> int:
+                              grid: BoxGrid, pairs: PairList, thickness: float) -> I:
     """Collider vertices against the cloth's triangles ``triangles`` (3, Tc): a violated pair
     moves the triangle's corners away from the vertex (module docstring of :mod:`.mesh`), in
-    place on ``P``; returns the number of cloth vertices moved."""
+    place on ``P``; returns the cloth vertices moved."""
     if triangles.shape[1] == 0:
-        return 0
+        return _NONE
     ta, tb, tc = triangles
     x0 = (columns(X, ta), columns(X, tb), columns(X, tc))
     x1 = (columns(P, ta), columns(P, tb), columns(P, tc))
@@ -165,7 +196,7 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
                     np.maximum(x1[1], x1[2])) + thickness
     f, k = pairs.pairs(lo, hi, np.arange(lo.shape[1], dtype=np.intp), grid, (sub.lo, sub.hi))
     if f.size == 0:
-        return 0
+        return _NONE
     # Cloth normals and how far each triangle's corners move this substep (so far).
     n0_all = unit(cross(x0[1] - x0[0], x0[2] - x0[0]))
     n1_all = unit(cross(x1[1] - x1[0], x1[2] - x1[0]))
@@ -189,7 +220,7 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     side = np.where(side == 0.0, np.where(plane1 < 0.0, -1.0, 1.0), side)
     near = np.flatnonzero(hit | (np.abs(plane1) < thickness))
     if near.size == 0:
-        return 0
+        return _NONE
     f, q1, n1, A1, side, hit, plane1 = (f.take(near), columns(q1, near), columns(n1, near),
                                         columns(A1, near), side.take(near), hit.take(near),
                                         plane1.take(near))
@@ -199,7 +230,7 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     gap = side * plane1
     bad = np.flatnonzero(hit | (inside & (gap < thickness) & (gap > -thickness)))
     if bad.size == 0:
-        return 0
+        return _NONE
     bary = np.clip(np.stack([u.take(bad), v.take(bad), w.take(bad)]), 0.0, None)
     bary /= np.maximum(bary.sum(axis=0), 1e-300)
     corners = np.stack([ta.take(f.take(bad)), tb.take(f.take(bad)), tc.take(f.take(bad))])
@@ -207,7 +238,7 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     den = (wk * bary * bary).sum(axis=0)
     ok = den > 0.0
     if not ok.any():
-        return 0
+        return _NONE
     corners, bary, wk, den = corners[:, ok], bary[:, ok], wk[:, ok], den[ok]
     bad = bad[ok]
     nb = columns(n1, bad)
@@ -225,8 +256,8 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     normal_k = np.tile(nb, 3)  # (3, 3 K): corner-major like ``vert``
     live = np.flatnonzero(length != 0.0)
     if live.size == 0:
-        return 0
+        return _NONE
     pick = live.take(_first_per_group(vert.take(live), -np.abs(length.take(live))))
     moved = vert.take(pick)
     P[:, moved] += length.take(pick) * columns(normal_k, pick)
-    return int(moved.size)
+    return moved
