@@ -5,6 +5,7 @@ from .base import ClothContactCollider, Collider, SolverInputError
 from .mesh import MeshCollider, MeshColliderError
 from .rigid import RigidTransformError
 from .sdf import SdfCollider, SdfError
+from .sdf_sequence import SdfSequence
 from .shapes import Capsule, Plane, Sphere
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "RigidTransformError",
     "SdfCollider",
     "SdfError",
+    "SdfSequence",
     "SolverInputError",
     "Sphere",
 ]

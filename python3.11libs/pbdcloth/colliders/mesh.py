@@ -184,6 +184,12 @@ class MeshCollider(ClothContactCollider):
             value = src[min(k, src.shape[0] - 1)]
         return check_vertices(value, what, count)
 
+    def frame_vertices(self, number: int) -> F:
+        """The frame source's vertices (V, 3) [m] of frame ``number``, checked."""
+        if self._frames is None:
+            raise MeshColliderError(f"{self.name}: no frame source")
+        return self._load(int(number) - self.first_frame, self.vertex_count)
+
     @property
     def frame(self) -> int:
         """Frame number of the current start pose."""

@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 
 from ..arrays import MAX_COORDINATE
 from ..cloth.mesh import ClothMesh, MeshError
-from ..colliders import Capsule, Collider, MeshCollider, Plane, Sphere
+from ..colliders import Capsule, Collider, MeshCollider, Plane, SdfSequence, Sphere
 from ..io.cache import CACHE_FORMATS, CacheFormat
 from ..io.meshseq import expand_frame
 from ..presets import preset
@@ -167,11 +167,21 @@ class ColliderSpec:
             return Capsule(np.asarray(p["a"]) + off, np.asarray(p["b"]) + off, p["radius"])
         if self.kind == ColliderType.MESH and p["method"] == MeshMethod.TRIANGLES:
             return _build_triangles(self, int(frame))
+        if self.sequence:
+            return _build_sdf_sequence(self, int(frame))
         return _build_sdf(self, off)
+
+    @property
+    def sequence(self) -> bool:
+        """The file name holds ``$F``: one file per frame."""
+        from ..io.meshseq import is_sequence
+
+        return isinstance(self.params.get("file"), Path) and is_sequence(str(self.params["file"]))
 
     def missing_frame(self, first: int, last: int) -> int | None:
         """For a mesh sequence: the first frame in [first, last] without its file."""
-        if self.kind != ColliderType.MESH or self.params["method"] != MeshMethod.TRIANGLES:
+        if not self.sequence and not (self.kind == ColliderType.MESH
+                                      and self.params["method"] == MeshMethod.TRIANGLES):
             return None
         from ..io.meshseq import MeshSequence
 
@@ -179,8 +189,8 @@ class ColliderSpec:
 
     def move(self, collider: Collider, frame: float) -> None:
         """Set ``collider``'s end-of-frame pose to this spec's pose at ``frame``."""
-        if self.motion is None or isinstance(collider, MeshCollider):
-            return  # a mesh collider reads its frames (and keys) itself
+        if self.motion is None or isinstance(collider, (MeshCollider, SdfSequence)):
+            return  # colliders with a frame source read their frames (and keys) themselves
         off = self.motion.offset(frame)
         p = self.params
         if isinstance(collider, Plane):
@@ -243,6 +253,40 @@ def _build_triangles(spec: ColliderSpec, frame: int) -> Collider:
     assert seq.triangles is not None
     return MeshCollider(start, seq.triangles, frames=vertices, first_frame=frame,
                         name=f"{spec.key} ({Path(p['file']).name})")
+
+
+def _build_sdf_sequence(spec: ColliderSpec, frame: int) -> Collider:
+    """A :class:`~pbdcloth.colliders.sdf_sequence.SdfSequence`: one level set per frame, from
+    ``.vdb`` files or from a mesh sequence converted per frame by OpenVDB (its mesh then gives
+    the surface's motion), moved by ``keys``."""
+    from ..colliders.sdf import SdfCollider
+    from ..io.meshseq import MeshSequence, expand_frame
+
+    p = spec.params
+    motion = spec.motion
+
+    def offset(f: int) -> F:
+        return motion.offset(f) if motion is not None else np.zeros(3)
+
+    name = f"{spec.key} ({Path(p['file']).name})"
+    if spec.kind == ColliderType.VDB:
+        def level_set(f: int) -> SdfCollider:
+            made = SdfCollider.from_vdb(expand_frame(str(p["file"]), f), p.get("grid") or None)
+            if np.any(offset(f) != 0.0):
+                made.move_to(_translation(offset(f)))
+                made.end_frame()
+            return made
+
+        return SdfSequence(level_set, frame, name=name)
+    seq = MeshSequence(p["file"], p.get("prim") or None)
+
+    def vertices(f: int) -> F:
+        return seq.read(f) + offset(f)
+
+    vertices(frame)
+    assert seq.triangles is not None
+    return SdfSequence.from_mesh_frames(seq.triangles, vertices, p["voxel_size"],
+                                        p["half_width"], frame, name)
 
 
 def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
@@ -345,7 +389,7 @@ class SceneSpec:
     def restore_controls(self, solver: ClothSolver, frame: int) -> None:
         """Put the colliders where they are at the end of ``frame`` (for resuming there)."""
         for spec, collider in zip(self.colliders, solver.colliders):
-            if isinstance(collider, MeshCollider):
+            if isinstance(collider, (MeshCollider, SdfSequence)):
                 collider.seek(frame)
             elif spec.motion is not None:
                 spec.move(collider, frame)
@@ -720,10 +764,6 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
         name = entry.get("file")
         if isinstance(name, str) and is_sequence(name):
             params["file"] = _sequence_pattern(check, name, where, MESH_SUFFIXES)
-            if params["method"] == MeshMethod.SDF:
-                check.add(f"{where}file", name, "a mesh sequence ($F in the name) needs "
-                          "method = 'triangles' (level sets are built once)")
-                params["file"] = None
         else:
             params["file"] = check.file(entry, "file", where, MESH_SUFFIXES)
         params["prim"] = check.text(entry, "prim", where, "")
@@ -738,7 +778,13 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
             params["half_width"] = check.number(entry, "half_width", where, 3.0, minimum=1.0,
                                                 maximum=100.0, unit="voxels")
     else:
-        params["file"] = check.file(entry, "file", where, (".vdb",))
+        from ..io.meshseq import is_sequence
+
+        name = entry.get("file")
+        if isinstance(name, str) and is_sequence(name):
+            params["file"] = _sequence_pattern(check, name, where, (".vdb",))
+        else:
+            params["file"] = check.file(entry, "file", where, (".vdb",))
         params["grid"] = check.text(entry, "grid", where, "")
     motion = check.motion(entry, where)
     if any(v is None for v in params.values()):

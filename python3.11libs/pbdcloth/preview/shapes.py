@@ -32,6 +32,7 @@ from ..colliders.base import Collider
 from ..colliders.mesh import MeshCollider
 from ..colliders.sdf import SdfCollider
 from ..colliders.sdf_grid import SdfGrid
+from ..colliders.sdf_sequence import SdfSequence
 from ..colliders.shapes import Capsule, Plane, Sphere
 
 #: The longest side of a level set, in samples, when its surface is extracted for a picture.
@@ -91,7 +92,8 @@ def shapes_of(colliders: Sequence[Collider | Shape]) -> list[Shape]:
         elif isinstance(c, MeshCollider):
             t = c.triangles.astype(np.int64)
             out.append(SurfaceShape(np.array(c.vertices), np.concatenate([t, t[:, 2:]], axis=1)))
-        elif isinstance(c, SdfCollider):
+        elif isinstance(c, (SdfCollider, SdfSequence)):
+            c = c.current if isinstance(c, SdfSequence) else c
             local, quads = level_set_surface(c.grid)
             out.append(SurfaceShape(c.pose(1.0).to_world(local), quads))
         else:
