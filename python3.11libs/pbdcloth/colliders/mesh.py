@@ -221,6 +221,11 @@ class MeshCollider(ClothContactCollider):
         self._poses.clear()
         self._substep = None
 
+    def set_points(self, points: object) -> None:
+        """:meth:`move_to` under the name Houdini's collision input uses
+        (:class:`pbdcloth.houdini.sops.DeformingCollider`)."""
+        self.move_to(points)
+
     def end_frame(self) -> None:
         self._v0 = self._v1
         self._frame += 1

@@ -152,6 +152,17 @@ COLLIDER_BAND_VOXELS = Parameter(_node_setting(
     "than this from the surface sees no collider.", minimum=1, maximum=64,
 ))
 
+COLLIDER_METHOD = Parameter(Setting(
+    name="collider_method", kind=KIND_STRING, default="sdf", minimum=None, maximum=None,
+    unit="", label="Polygon Colliders", group=GROUP_COLLIDER_INPUT,
+    help="How closed polygons of input 1 collide. VDB from Polygons: a signed distance field "
+    "made once at the start frame (rigid, the start shape). Triangles: the polygons "
+    "themselves, their points read at every simulated frame (deforming characters; the "
+    "polygons must stay the same, a change is a node error naming the frame).",
+    choices=(("sdf", "VDB from Polygons (start frame)"),
+             ("triangles", "Triangles (deforming, every frame)")),
+))
+
 GROUP_CACHE = "Cache"
 
 CACHE_SIMULATION = Parameter(_node_setting(
@@ -280,14 +291,16 @@ def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
         min_inputs=1,
         output="Simulated Cloth",
         parameters=(START_FRAME, CURRENT_FRAME_PARM) + _cloth_parameters(settings)
-        + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
+        + (COLLIDER_METHOD, COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
         help=(
             "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
             "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders, "
             "read at every simulated frame: VDB signed distance fields (an animated VDB moves its "
             "collider rigidly, frame by frame), or closed polygons, converted once at the start "
-            "frame. Input 2 (optional) animates the pinned points: its points with the same "
-            "numbers as the pins give their targets, read at every simulated frame. Animated "
+            "frame or, with Polygon Colliders = Triangles, collided with as triangles whose "
+            "points are read every frame. Input 2 (optional) animates the pinned points: its "
+            "points with the same numbers as the pins give their targets, read at every "
+            "simulated frame. Animated "
             "parameters are sampled at each simulated frame. Every simulated frame is cached on "
             "the node (see Caching)."
         ),
