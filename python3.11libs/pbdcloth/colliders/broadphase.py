@@ -80,6 +80,49 @@ class BoxGrid:
         self.centre = np.take(c, perm, axis=1)
         self.half = np.take(half, self.order, axis=1)
         self.reach = self.half.max(axis=1) if self.half.shape[1] else np.zeros(3)
+        self._mark_occupied()
+
+    def _mark_occupied(self) -> None:
+        """A coarse bitmap of the cells (edge :attr:`coarse`, at least every small box's
+        extent, so a box touches at most 2 x 2 x 2 of them) that small boxes touch: a query box
+        no larger than a coarse cell whose corners all fall in empty cells overlaps no small box
+        and is skipped (the skirt's far side, most of a cloth away from a body)."""
+        self.occupied: NDArray[np.bool_] | None = None
+        if self.half.shape[1] == 0:
+            return
+        lo, hi = self.centre - self.half, self.centre + self.half
+        self.coarse = max(float(2.0 * self.reach.max()), self.cell, 1e-9)
+        self.coarse_origin = lo.min(axis=1) - self.coarse
+        dims = ((hi.max(axis=1) - self.coarse_origin) / self.coarse).astype(np.int64) + 2
+        if int(np.prod(dims)) > (1 << 24):
+            return
+        self.dims = dims
+        occupied = np.zeros(int(np.prod(dims)), dtype=bool)
+        for corner in self._corner_cells(lo, hi):
+            occupied[corner] = True
+        self.occupied = occupied
+
+    def _corner_cells(self, lo: F, hi: F) -> list[NDArray[np.int64]]:
+        """Flat coarse-cell indices of the 8 corners of boxes [lo, hi] (3, B), clipped."""
+        a = np.clip(((lo - self.coarse_origin[:, None]) / self.coarse).astype(np.int64), 0,
+                    (self.dims - 1)[:, None])
+        b = np.clip(((hi - self.coarse_origin[:, None]) / self.coarse).astype(np.int64), 0,
+                    (self.dims - 1)[:, None])
+        out = []
+        for x in (a[0], b[0]):
+            for y in (a[1], b[1]):
+                for z in (a[2], b[2]):
+                    out.append((x * self.dims[1] + y) * self.dims[2] + z)
+        return out
+
+    def _maybe(self, lo: F, hi: F) -> I:
+        """The query boxes that may overlap a small box (see :meth:`_mark_occupied`)."""
+        if self.occupied is None:
+            return np.arange(lo.shape[1], dtype=np.intp)
+        keep = ((hi - lo) > self.coarse).any(axis=0)
+        for corner in self._corner_cells(lo, hi):
+            keep |= self.occupied.take(corner)
+        return np.flatnonzero(keep)
 
     def query(self, lo: F, hi: F) -> tuple[I, I]:
         """All (query, box) pairs whose boxes overlap, for query boxes ``[lo, hi]`` ((3, Q),
@@ -90,6 +133,19 @@ class BoxGrid:
         bq, bb = self._query_big(lo, hi)
         if self.order.size == 0:
             return bq, bb
+        live = self._maybe(lo, hi)
+        pair_q, pair_b = self._query_rows(np.take(lo, live, axis=1), np.take(hi, live, axis=1))
+        pair_q = live.take(pair_q)
+        if bq.size == 0:
+            return pair_q, pair_b
+        q = np.concatenate([pair_q, bq])
+        b = np.concatenate([pair_b, bb])
+        order = np.argsort(q, kind="stable")
+        return q.take(order), b.take(order)
+
+    def _query_rows(self, lo: F, hi: F) -> tuple[I, I]:
+        """(query, small box) pairs from the sorted rows."""
+        assert self.axes is not None
         s, u, w = self.axes
         o = self.origin
         qlo = lo - self.reach[:, None]
@@ -119,13 +175,7 @@ class BoxGrid:
             p = self.half[k].take(offs)
             keep = (x + p >= lo[k].take(pair_q)) & (x - p <= hi[k].take(pair_q))
             pair_q, offs = pair_q[keep], offs[keep]
-        pair_b = self.order.take(offs)
-        if bq.size == 0:
-            return pair_q, pair_b
-        q = np.concatenate([pair_q, bq])
-        b = np.concatenate([pair_b, bb])
-        order = np.argsort(q, kind="stable")
-        return q.take(order), b.take(order)
+        return pair_q, self.order.take(offs)
 
     def _query_big(self, lo: F, hi: F) -> tuple[I, I]:
         """(query, big box) pairs by a direct overlap test, in blocks of queries."""

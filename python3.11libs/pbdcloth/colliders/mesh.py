@@ -285,8 +285,8 @@ class MeshCollider(ClothContactCollider):
                       thi.max(axis=1), unit(cross(c0[1] - c0[0], c0[2] - c0[0])),
                       unit(cross(c1[1] - c1[0], c1[2] - c1[0])), reach)
         self._substep = sub
-        self._cloth_pairs.reset(thickness)
-        self._triangle_pairs.reset(thickness)
+        self._cloth_pairs.reset(0.5 * thickness)
+        self._triangle_pairs.reset(0.5 * thickness)
         return sub
 
     def project_cloth(self, P: F, X: F, inv_mass: F, triangles: I, alpha0: float,

@@ -88,10 +88,24 @@ def _continuous(P: F, X: F, i: I, j: I, sub: Substep, thickness: float) -> I:
     k = np.flatnonzero(np.abs(plane0) <= np.sqrt(dot(dx, dx)) + sub.reach.take(j) + 1e-12)
     if k.size == 0:
         return k
+    # Then the tight bound, max_k |dx - dc_k|, on the survivors (a vertex riding along with
+    # the surface moves with it and skips the cubic).
     jk = j.take(k)
-    hit, t, u, v, w, side = first_crossing(
-        columns(x0, k), columns(p, k), *(columns(c, jk) for pair in
-                                         zip(sub.corners0, sub.corners1) for c in pair))
+    corners = [columns(c, jk) for pair in zip(sub.corners0, sub.corners1) for c in pair]
+    xk, pk = columns(x0, k), columns(p, k)
+    dxk = pk - xk
+    rel = np.zeros(k.size)
+    for c in range(3):
+        r = dxk - (corners[2 * c + 1] - corners[2 * c])
+        rel = np.maximum(rel, dot(r, r))
+    tight = np.flatnonzero(np.abs(plane0.take(k)) <= np.sqrt(rel) + 1e-12)
+    if tight.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    if tight.size < k.size:
+        k, jk = k.take(tight), jk.take(tight)
+        corners = [columns(c, tight) for c in corners]
+        xk, pk = columns(xk, tight), columns(pk, tight)
+    hit, t, u, v, w, side = first_crossing(xk, pk, *corners)
     if not hit.any():
         return np.zeros(0, dtype=np.intp)
     m = np.flatnonzero(hit)
@@ -111,7 +125,7 @@ def recheck(P: F, X: F, moved: I, free: I, sub: Substep, grid: BoxGrid, pairs: P
     substep path crosses a triangle."""
     if moved.size == 0:
         return
-    i, j = pairs.pairs(np.minimum(X, P) - thickness, np.maximum(X, P) + thickness, free, grid,
+    i, j = pairs.pairs(np.minimum(X, P), np.maximum(X, P), free, grid,
                        (sub.lo, sub.hi))
     mask = np.zeros(P.shape[1], dtype=bool)
     mask[moved] = True
@@ -126,7 +140,7 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     """Cloth vertices against the collider's triangles (continuous, then sided discrete, with
     friction), in place on ``P``; returns the vertices in contact (moved by the discrete
     push)."""
-    i, j = pairs.pairs(np.minimum(X, P) - thickness, np.maximum(X, P) + thickness, free, grid,
+    i, j = pairs.pairs(np.minimum(X, P), np.maximum(X, P), free, grid,
                        (sub.lo, sub.hi))
     if i.size == 0:
         return _NONE
@@ -191,9 +205,9 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     x0 = (columns(X, ta), columns(X, tb), columns(X, tc))
     x1 = (columns(P, ta), columns(P, tb), columns(P, tc))
     lo = np.minimum(np.minimum(np.minimum(x0[0], x0[1]), np.minimum(x0[2], x1[0])),
-                    np.minimum(x1[1], x1[2])) - thickness
+                    np.minimum(x1[1], x1[2]))
     hi = np.maximum(np.maximum(np.maximum(x0[0], x0[1]), np.maximum(x0[2], x1[0])),
-                    np.maximum(x1[1], x1[2])) + thickness
+                    np.maximum(x1[1], x1[2]))
     f, k = pairs.pairs(lo, hi, np.arange(lo.shape[1], dtype=np.intp), grid, (sub.lo, sub.hi))
     if f.size == 0:
         return _NONE
@@ -212,8 +226,17 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     cand = np.flatnonzero(np.abs(plane0) <= np.sqrt(dot(dq, dq)) + reach.take(f) + 1e-12)
     if cand.size:
         fc = f.take(cand)
-        hit[cand] = first_crossing(columns(q0, cand), columns(q1, cand),
-                                   *(columns(c, fc) for pair in zip(x0, x1) for c in pair))[0]
+        corners = [columns(c, fc) for pair in zip(x0, x1) for c in pair]
+        qa, qb = columns(q0, cand), columns(q1, cand)
+        rel = np.zeros(cand.size)
+        for c in range(3):
+            r = (qb - qa) - (corners[2 * c + 1] - corners[2 * c])
+            rel = np.maximum(rel, dot(r, r))
+        tight = np.flatnonzero(np.abs(plane0.take(cand)) <= np.sqrt(rel) + 1e-12)
+        if tight.size:
+            hit[cand.take(tight)] = first_crossing(
+                columns(qa, tight), columns(qb, tight),
+                *(columns(c, tight) for c in corners))[0]
     n1 = columns(n1_all, f)
     A1 = columns(x1[0], f)
     plane1 = dot(q1 - A1, n1)
