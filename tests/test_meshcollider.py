@@ -94,14 +94,16 @@ def box_triangles(center, half):  # type: ignore[no-untyped-def]
 
 
 # --- unit pieces ----------------------------------------------------------------------------
-def test_box_grid_finds_exactly_the_overlapping_boxes() -> None:
+@pytest.mark.parametrize("count, every", [(400, 40), (4000, 20)],
+                         ids=["few-big-boxes", "big-boxes-in-their-own-grid"])
+def test_box_grid_finds_exactly_the_overlapping_boxes(count: int, every: int) -> None:
     rng = np.random.default_rng(3)
-    centre = rng.uniform(-1, 1, (3, 400))
-    half = rng.uniform(0.0, 0.1, (3, 400))
-    half[:, ::40] *= 5.0  # a few boxes wider than two cells: tested directly
-    grid = BoxGrid(400)
+    centre = rng.uniform(-1, 1, (3, count))
+    half = rng.uniform(0.0, 0.1, (3, count))
+    half[:, ::every] *= 5.0  # boxes wider than two cells: tested directly, or in a grid
+    grid = BoxGrid(count)
     grid.refit(centre, half, 0.1)
-    assert grid.big.size > 0
+    assert grid.big.size > 0 and (grid.big_grid is not None) == (count > 1000)
     lo = rng.uniform(-1, 1, (3, 300))
     hi = lo + rng.uniform(0.0, 0.2, (3, 300))
     q, b = grid.query(lo, hi)

@@ -28,6 +28,8 @@ __all__ = ["BoxGrid", "PairList"]
 
 #: At most this many rows: keeps the composite key's rounding far below the spread.
 MAX_ROWS = 1 << 20
+#: Up to this many big boxes are tested against every query directly; more get a grid.
+BIG_DIRECT = 64
 
 
 class BoxGrid:
@@ -42,18 +44,28 @@ class BoxGrid:
         self.comp = np.zeros(0)
         self.reach = np.zeros(3)
         self.small: NDArray[np.bool_] | None = None
+        self.big_grid: BoxGrid | None = None
         self.big: I = np.zeros(0, dtype=np.intp)
 
     def refit(self, centre: F, half: F, cell: float) -> None:
         """Place the boxes ``centre`` +- ``half`` ((3, M) each, [m]) in rows of ``cell`` [m].
 
         Boxes more than two cells wide (:attr:`big`; e.g. the long thin fan triangles at a
-        pole) stay out of the rows and are tested against every query box directly, so that
-        they do not widen every query by their size."""
+        pole) stay out of the rows, so that they do not widen every query by their size: up to
+        :data:`BIG_DIRECT` of them are tested against every query box directly, more go into a
+        grid of their own (cells of their size)."""
         big = half.max(axis=0) > max(cell, 1e-12)
         self.big = np.flatnonzero(big)
         self.big_lo, self.big_hi = (np.take(centre - half, self.big, axis=1),
                                     np.take(centre + half, self.big, axis=1))
+        # Many big boxes get a grid of their own, with cells of their size.
+        if self.big.size > BIG_DIRECT and self.big.size < half.shape[1]:
+            if self.big_grid is None or self.big_grid.count != self.big.size:
+                self.big_grid = BoxGrid(self.big.size)
+            bh = np.take(half, self.big, axis=1)
+            self.big_grid.refit(np.take(centre, self.big, axis=1), bh, float(2.0 * bh.mean()))
+        else:
+            self.big_grid = None
         small = ~big
         if self.small is None or not np.array_equal(self.small, small):
             self.small = small
@@ -183,6 +195,9 @@ class BoxGrid:
         if nb == 0:
             empty = np.zeros(0, dtype=np.intp)
             return empty, empty
+        if self.big_grid is not None:
+            q, b = self.big_grid.query(lo, hi)
+            return q, self.big.take(b)
         qs, bs = [], []
         step = max(1, (1 << 20) // nb)
         for start in range(0, lo.shape[1], step):
