@@ -210,7 +210,7 @@ def skirt_scene(height: float = 1.75, frames: int = 72, nu: int = 96, nv: int = 
 
     collider = MeshCollider(None, body.triangles, frames=vertices, name="body")
     s = settings or ClothSettings(
-        model="xpbd", substeps=10, iterations=3, density=0.2, stretch_compliance=1e-7,
+        model="xpbd", substeps=20, iterations=2, density=0.2, stretch_compliance=1e-7,
         shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
         tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
         self_collision=False,
