@@ -603,3 +603,15 @@ def test_a_mesh_sequence_run_resumes_bit_identically(tmp_path) -> None:  # type:
     for k in range(1, 13):
         name = f"cloth.{k:04d}.obj"
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+
+
+def test_the_warp_backend_refuses_mesh_colliders_clearly() -> None:
+    pytest.importorskip("warp")
+    from pbdcloth.backends.warp.colliders import WarpUnsupportedError
+
+    v, t = box_triangles((0.0, 0.0, 0.0), (0.5, 0.05, 0.5))
+    pos, tris = grid(4, 4, 0.2, 0.2, plane="xz", origin=(-0.1, 0.2, -0.1))
+    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="warp"),
+                         colliders=[MeshCollider(v, t)])
+    with pytest.raises(WarpUnsupportedError, match="collider 0 is a MeshCollider.*numpy"):
+        solver.step(1.0 / FPS)
