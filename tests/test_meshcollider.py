@@ -615,3 +615,31 @@ def test_the_warp_backend_refuses_mesh_colliders_clearly() -> None:
                          colliders=[MeshCollider(v, t)])
     with pytest.raises(WarpUnsupportedError, match="collider 0 is a MeshCollider.*numpy"):
         solver.step(1.0 / FPS)
+
+
+def _rescue(monkeypatch: pytest.MonkeyPatch | None) -> int:
+    """A patch resting on a box whose middle vertex starts 2 mm inside the box's top (as after
+    some failure), within the contact band; returns how many cloth vertices are inside the box
+    after 6 frames."""
+    v, t = box_triangles((0.0, 0.05, 0.0), (0.5, 0.05, 0.5))
+    pos, tris = grid(11, 11, 0.2, 0.2, plane="xz", origin=(-0.1, 0.106, -0.1))
+    pos[60, 1] = 0.098
+    if monkeypatch is not None:
+        monkeypatch.setattr(mesh_contact, "find_trapped",
+                            lambda *a: (np.zeros(0, np.intp), np.zeros(0, np.intp)))
+    s = ClothSettings(substeps=10, iterations=4, thickness=0.004, friction=0.3,
+                      model="xpbd", stretch_compliance=1e-7, shear_compliance=1e-6,
+                      bend_compliance=1.0, damping=0.0, tethers=False, self_collision=False,
+                      backend="numpy")
+    solver = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)])
+    for _ in range(6):
+        solver.step(1.0 / FPS)
+    return int((np.abs(winding_numbers(solver.positions, v, t)) > 0.5).sum())
+
+
+def test_a_cloth_vertex_found_inside_a_closed_mesh_is_sent_out() -> None:
+    assert _rescue(None) == 0
+
+
+def test_without_the_rescue_the_vertex_stays_inside(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _rescue(monkeypatch) == 1

@@ -35,6 +35,11 @@ paths of the substep. Not covered: a collider *edge* sweeping through a cloth *e
 vertex of either crossing a triangle (a blade edge slicing between cloth vertices), and a cloth
 vertex that goes around a free boundary of an open collider mesh and under a face within one
 substep (it is sent back to its starting side).
+
+Fail-safe for closed meshes (every edge shared by two triangles): a cloth vertex that starts a
+substep inside the mesh within the contact band (after a conflict between constraints, say) is
+found by its generalized winding number and pushed out through its nearest triangle, instead of
+being kept on the inner side (:func:`.mesh_contact.find_trapped`).
 """
 
 from __future__ import annotations
@@ -165,6 +170,13 @@ class MeshCollider(ClothContactCollider):
         e = start[self.triangles] - start[np.roll(self.triangles, 1, axis=1)]
         self.edge_length: float = float(np.median(np.linalg.norm(e, axis=2)))
         """Median edge length at the start [m] (the vertex grid's cell)."""
+        edges = np.sort(np.stack([self.triangles, np.roll(self.triangles, -1, axis=1)],
+                                 axis=2).reshape(-1, 2), axis=1)
+        uses = np.unique(edges[:, 0].astype(np.int64) * self.vertex_count + edges[:, 1],
+                         return_counts=True)[1]
+        self.closed: bool = bool(np.all(uses == 2))
+        """Every edge is shared by exactly two triangles (a closed surface, or several): cloth
+        vertices found inside it are sent back out (:func:`.mesh_contact.find_trapped`)."""
 
     # --- frames ------------------------------------------------------------------------------
     def _load(self, k: int, count: int | None) -> F:
@@ -283,11 +295,20 @@ class MeshCollider(ClothContactCollider):
         reach = np.maximum(np.maximum(step.take(t[0]), step.take(t[1])), step.take(t[2]))
         sub = Substep(alpha0, alpha1, thickness, v0, v1, c0, c1, tlo.min(axis=1),
                       thi.max(axis=1), unit(cross(c0[1] - c0[0], c0[2] - c0[0])),
-                      unit(cross(c1[1] - c1[0], c1[2] - c1[0])), reach)
+                      unit(cross(c1[1] - c1[0], c1[2] - c1[0])), reach,
+                      orientation=self._orientation(c0))
         self._substep = sub
         self._cloth_pairs.reset(0.5 * thickness)
         self._triangle_pairs.reset(0.5 * thickness)
         return sub
+
+    def _orientation(self, corners: tuple[F, F, F]) -> float:
+        """+1 / -1 for a closed mesh wound outward / inward (the sign of its enclosed volume,
+        the divergence theorem: V = sum a . (b x c) / 6), 0 for an open one."""
+        if not self.closed:
+            return 0.0
+        volume = float(dot(corners[0], cross(corners[1], corners[2])).sum())
+        return 1.0 if volume > 0.0 else -1.0 if volume < 0.0 else 0.0
 
     def project_cloth(self, P: F, X: F, inv_mass: F, triangles: I, alpha0: float,
                       alpha1: float, h: float, thickness: float, mu_static: float,

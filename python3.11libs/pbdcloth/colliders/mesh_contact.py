@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from numpy.typing import NDArray
+
 from ..arrays import F, I
 from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
 from .broadphase import BoxGrid, PairList
@@ -30,6 +32,11 @@ if TYPE_CHECKING:
 __all__ = ["EDGE_SLACK", "Substep", "project_cloth_vertices", "project_collider_vertices", "recheck"]
 
 _NONE: I = np.zeros(0, dtype=np.intp)
+
+#: At most this many suspects per substep get the winding-number test (the rest wait).
+MAX_SUSPECTS = 256
+#: Points per block of the winding-number sum (memory: block x triangles floats a term).
+WINDING_BLOCK = 16
 
 #: Barycentric slack of the collider-vertex test: a vertex just beyond a cloth triangle's edge
 #: still counts for it, so one under a ridge of the cloth is held by both triangles there.
@@ -60,6 +67,11 @@ class Substep:
     """Unit triangle normals at the end, (3, T)."""
     reach: F
     """The farthest any corner of each triangle moves over the substep, (T,) [m]."""
+    orientation: float = 0.0
+    """+1 (-1) for a closed mesh wound outward (inward), 0 for an open mesh: no rescue."""
+    trapped: tuple[I, I] | None = None
+    """Cloth vertices found inside a closed mesh at the substep's start, ascending, and the
+    nearest triangle of each (see :func:`find_trapped`); None until looked for."""
 
 
 def _first_per_group(group: I, key: F) -> I:
@@ -127,11 +139,71 @@ def recheck(P: F, X: F, moved: I, free: I, sub: Substep, grid: BoxGrid, pairs: P
         return
     i, j = pairs.pairs(np.minimum(X, P), np.maximum(X, P), free, grid,
                        (sub.lo, sub.hi))
+    i, j, own = _drop_trapped(i, j, sub)
     mask = np.zeros(P.shape[1], dtype=bool)
     mask[moved] = True
-    keep = np.flatnonzero(mask.take(i))
+    keep = np.flatnonzero(mask.take(i) & ~own)
     if keep.size:
         _continuous(P, X, i.take(keep), j.take(keep), sub, thickness)
+
+
+def winding_numbers(points: F, corners: tuple[F, F, F]) -> F:
+    """Generalized winding number (Jacobson et al. 2013) of the triangles ``corners``
+    ((3, T) each) at ``points`` (3, K): sum of the triangles' solid angles (Van Oosterom and
+    Strackee 1983) over 4 pi; ~1 inside a closed outward mesh (more where shells overlap)."""
+    out = np.zeros(points.shape[1])
+    for lo in range(0, points.shape[1], WINDING_BLOCK):
+        x = points[:, lo:lo + WINDING_BLOCK, None]
+        a, b, c = (k[:, None, :] - x for k in corners)
+        la, lb, lc = (np.sqrt((v * v).sum(axis=0)) for v in (a, b, c))
+        det = (a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2])
+               + a[2] * (b[0] * c[1] - b[1] * c[0]))
+        den = (la * lb * lc + (a * b).sum(axis=0) * lc + (b * c).sum(axis=0) * la
+               + (c * a).sum(axis=0) * lb)
+        out[lo:lo + WINDING_BLOCK] = np.arctan2(det, den).sum(axis=1) / (2.0 * np.pi)
+    return out
+
+
+def find_trapped(X: F, i: I, j: I, sub: Substep) -> tuple[I, I]:
+    """Fail-safe for closed meshes: the cloth vertices that start the substep inside the mesh
+    (by whatever failure put them there) within the contact band of a triangle (the candidate
+    pairs ``i``, ``j``; a vertex deeper inside has no candidates and is not found), and the
+    nearest triangle of each.
+
+    Suspects are the vertices behind (against the orientation) the plane of their nearest
+    candidate triangle; at most :data:`MAX_SUSPECTS` of them (lowest indices first) get the
+    exact test, their generalized winding number over every triangle at the substep's start
+    (> 1/2: inside). A trapped vertex is then collided with its nearest triangle only, toward
+    the outside, for the whole substep, and skips the continuous test (its path leaves the
+    mesh on purpose)."""
+    empty = (_NONE, _NONE)
+    if sub.orientation == 0.0 or i.size == 0:
+        return empty
+    x0 = columns(X, i)
+    a0, b0, c0 = (columns(c, j) for c in sub.corners0)
+    u, v, w, _ = closest_point_triangle(x0, a0, b0, c0)
+    diff = x0 - (a0 * u + b0 * v + c0 * w)
+    nearest = _first_per_group(i, dot(diff, diff))
+    plane = dot(columns(diff, nearest), columns(sub.normal0, j.take(nearest)))
+    suspects = nearest[sub.orientation * plane < 0.0][:MAX_SUSPECTS]
+    if suspects.size == 0:
+        return empty
+    inside = np.abs(winding_numbers(columns(x0, suspects), sub.corners0)) > 0.5
+    pick = suspects[inside]
+    return i.take(pick), j.take(pick)
+
+
+def _drop_trapped(i: I, j: I, sub: Substep) -> tuple[I, I, NDArray[np.bool_]]:
+    """The pairs without the trapped vertices' other triangles, and a mask of the trapped
+    vertices' own (nearest) pairs among them."""
+    if sub.trapped is None or sub.trapped[0].size == 0:
+        return i, j, np.zeros(i.size, dtype=bool)
+    tv, tj = sub.trapped
+    slot = np.minimum(np.searchsorted(tv, i), tv.size - 1)
+    is_trapped = tv.take(slot) == i
+    own = is_trapped & (tj.take(slot) == j)
+    keep = ~is_trapped | own
+    return i[keep], j[keep], own[keep]
 
 
 def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
@@ -144,9 +216,14 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
                        (sub.lo, sub.hi))
     if i.size == 0:
         return _NONE
-    _continuous(P, X, i, j, sub, thickness)
+    if sub.trapped is None:
+        sub.trapped = find_trapped(X, i, j, sub)
+    i, j, own = _drop_trapped(i, j, sub)
+    free_pairs = np.flatnonzero(~own)
+    _continuous(P, X, i.take(free_pairs), j.take(free_pairs), sub, thickness)
     p = columns(P, i)
     side = np.sign(dot(columns(X, i) - columns(sub.corners0[0], j), columns(sub.normal0, j)))
+    side = np.where(own, sub.orientation, side)  # a trapped vertex goes out
     # Discrete, on the pairs not already a thickness out on their side of the plane.
     n1 = columns(sub.normal1, j)
     a1 = columns(sub.corners1[0], j)
@@ -155,10 +232,12 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     near = np.flatnonzero(side * plane1 < thickness)
     if near.size == 0:
         return _NONE
-    i, j, p, n1, a1, side = (i.take(near), j.take(near), columns(p, near), columns(n1, near),
-                             columns(a1, near), side.take(near))
+    i, j, p, n1, a1, side, own = (i.take(near), j.take(near), columns(p, near),
+                                  columns(n1, near), columns(a1, near), side.take(near),
+                                  own.take(near))
     b1, c1 = columns(sub.corners1[1], j), columns(sub.corners1[2], j)
     u, v, w, face = closest_point_triangle(p, a1, b1, c1)
+    face = face | own  # a trapped vertex leaves along its triangle's normal
     q = a1 * u + b1 * v + c1 * w
     diff = p - q
     dist = np.sqrt(dot(diff, diff))
