@@ -643,3 +643,17 @@ def test_a_cloth_vertex_found_inside_a_closed_mesh_is_sent_out() -> None:
 
 def test_without_the_rescue_the_vertex_stays_inside(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _rescue(monkeypatch) == 1
+
+
+def test_cloth_starting_exactly_on_the_surface_stays_on_it_despite_degenerate_triangles() -> None:
+    """Vertices exactly in a triangle's plane at the start (also on the shared diagonal) take
+    the side they move away from; zero-area triangles give no NaN and no push."""
+    v = np.array([[-1, 0, -1], [1, 0, -1], [1, 0, 1], [-1, 0, 1], [0, 0, 0], [0, 0, 0]], float)
+    t = np.array([[0, 2, 1], [0, 3, 2], [4, 5, 4], [0, 0, 1]])
+    pos, tris = grid(10, 10, 0.5, 0.5, plane="xz", origin=(-0.25, 0.0, -0.25))
+    s = ClothSettings(substeps=5, iterations=3, thickness=0.01, model="xpbd", tethers=False,
+                      self_collision=False, backend="numpy")
+    solver = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)])
+    for _ in range(10):
+        solver.step(1.0 / FPS)
+    np.testing.assert_allclose(solver.positions[:, 1], 0.01, atol=1e-9)

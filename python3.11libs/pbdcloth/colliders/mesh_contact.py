@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-
 from numpy.typing import NDArray
 
 from ..arrays import F, I
 from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
 from .broadphase import BoxGrid, PairList
-from .ccd import barycentric, first_crossing
+from .ccd import INSIDE_TOLERANCE, barycentric, first_crossing
 
 if TYPE_CHECKING:
     from .response import ContactBuffer
@@ -228,7 +227,14 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     n1 = columns(sub.normal1, j)
     a1 = columns(sub.corners1[0], j)
     plane1 = dot(p - a1, n1)
-    side = np.where(side == 0.0, np.where(plane1 < 0.0, -1.0, 1.0), side)
+    zero = np.flatnonzero(side == 0.0)
+    if zero.size:  # exactly in the plane at the start: the side it moves away from
+        jz = j.take(zero)
+        moved = sum(columns(c1, jz) - columns(c0, jz) for c0, c1 in zip(sub.corners0,
+                                                                        sub.corners1)) / 3.0
+        rel = (columns(p, zero) - columns(X, i.take(zero))) - moved
+        away = -np.sign(dot(rel, columns(sub.normal0, jz)))
+        side[zero] = np.where(away != 0.0, away, sub.orientation or 1.0)
     near = np.flatnonzero(side * plane1 < thickness)
     if near.size == 0:
         return _NONE
@@ -237,11 +243,20 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
                                   own.take(near))
     b1, c1 = columns(sub.corners1[1], j), columns(sub.corners1[2], j)
     u, v, w, face = closest_point_triangle(p, a1, b1, c1)
-    face = face | own  # a trapped vertex leaves along its triangle's normal
     q = a1 * u + b1 * v + c1 * w
     diff = p - q
     dist = np.sqrt(dot(diff, diff))
     plane = side * dot(diff, n1)
+    # Along the normal: on the face, for a trapped vertex, and on the face's border (a shared
+    # edge: closest point on the edge, projection on it) when the vertex has crossed to the
+    # other side of the plane (away from the closest point would push it on through).
+    behind = np.flatnonzero(~face & (plane < 0.0))
+    if behind.size:
+        bu, bv, bw = barycentric(columns(p, behind), columns(a1, behind), columns(b1, behind),
+                                 columns(c1, behind))
+        face[behind[(bu >= -INSIDE_TOLERANCE) & (bv >= -INSIDE_TOLERANCE)
+                    & (bw >= -INSIDE_TOLERANCE)]] = True
+    face |= own
     gap = np.where(face, plane, dist)
     normal = np.where(face | (dist == 0.0), side * n1, diff / np.where(dist > 0.0, dist, 1.0))
     bad = np.flatnonzero(gap < thickness)
@@ -319,7 +334,12 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     n1 = columns(n1_all, f)
     A1 = columns(x1[0], f)
     plane1 = dot(q1 - A1, n1)
-    side = np.where(side == 0.0, np.where(plane1 < 0.0, -1.0, 1.0), side)
+    zero = np.flatnonzero(side == 0.0)
+    if zero.size:  # exactly in the cloth's plane at the start: the side it moves away from
+        fz = f.take(zero)
+        moved = sum(columns(c1, fz) - columns(c0, fz) for c0, c1 in zip(x0, x1)) / 3.0
+        away = -np.sign(dot(columns(dq, zero) - moved, columns(n0_all, fz)))
+        side[zero] = np.where(away != 0.0, away, 1.0)
     near = np.flatnonzero(hit | (np.abs(plane1) < thickness))
     if near.size == 0:
         return _NONE
