@@ -74,3 +74,39 @@ def test_a_topology_change_of_the_collision_polygons_is_a_node_error_naming_the_
     node._cook(4, sops.cook_solver)
     with pytest.raises(hou.NodeError, match="at frame 5 differ from the start frame's"):
         node._cook(6, sops.cook_solver)
+
+
+def test_a_vdb_whose_voxels_change_becomes_a_level_set_sequence(hou) -> None:  # type: ignore
+    """A VDB sphere that grows every frame (its voxels change, as VDB from Polygons of a
+    deforming character per frame gives): the solver reads its level set every frame and blends
+    them across the substeps, like the headless SdfSequence; a VDB kept at its first frame's
+    voxels gives another drape."""
+    pytest.importorskip("pbdcloth.colliders.sdf")
+    from pbdcloth.colliders import SdfSequence
+    from pbdcloth.houdini import vdb as hvdb
+
+    center, vs = np.array([0.0, 0.55, 0.0]), 0.025
+
+    def sphere(frame: float):  # type: ignore[no-untyped-def]
+        return scenes.sphere_vdb(center, 0.25 + 0.01 * (frame - 1), vs, band_voxels=4)
+
+    pos, quads = scenes.grid_quads(9, 9, size=1.0, height=1.0)
+    pre = scenes.sop(ops.PREPROCESS, "/obj/pre",
+                     [scenes.source("/obj/g", lambda f: scenes.geometry(pos, quads))],
+                     pin_group="")
+    node = scenes.sop(ops.SOLVER, "/obj/solver",
+                      [scenes.cooked(pre, sops.cook_preprocess),
+                       scenes.source("/obj/vdb", lambda f: scenes.vdb_geometry(sphere(f)))],
+                      substeps=8)
+    p = node._cook(13, sops.cook_solver)._point_values["P"]
+    seq = SdfSequence(lambda f: hvdb.sdf_collider(hvdb.read_vdb(sphere(f))), first_frame=1)
+    ref = ClothSolver(pos, quads, settings=ClothSettings(substeps=8), colliders=[seq])
+    for _ in range(12):
+        ref.step(1.0 / 24.0)
+    assert np.array_equal(p, ref.positions.astype(np.float32).astype(np.float64))
+    still = scenes.sop(ops.SOLVER, "/obj/still",
+                       [scenes.cooked(pre, sops.cook_preprocess),
+                        scenes.source("/obj/vdb0", lambda f: scenes.vdb_geometry(sphere(1)))],
+                       substeps=8)
+    q = still._cook(13, sops.cook_solver)._point_values["P"]
+    assert np.abs(q - p).max() > 0.05

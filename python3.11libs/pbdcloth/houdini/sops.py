@@ -48,6 +48,7 @@ from ..cloth.model import build_model
 from ..cloth.topology import build_topology
 from ..pipeline.run import Run
 from ..settings import CLOTH_SETTINGS, SPRING_SETTINGS, Setting
+from ..colliders.sdf_sequence import SdfSequence
 from ..solver import ClothSolver, SolverInputError
 from . import geometry as hgeo
 from . import operators as ops
@@ -496,11 +497,14 @@ class CollisionInput:
     vertices, in this order)."""
     mesh_faces: list[list[int]] | None = None
     """The polygons (point numbers) at the start frame; every frame must have the same."""
+    vdb_voxels: list[str] = field(default_factory=list)
+    """Digest of each VDB's voxels at the start frame: when they change (a VDB from Polygons
+    of a deforming character, per frame) the collider becomes a level-set sequence."""
 
     def place(self, colliders: list["Collider"], frame: int, move: bool) -> str:
         """Read input 1 at ``frame``; with ``move``, give each VDB collider its motion from the
         start frame. Returns the digest of what was read."""
-        from .vdb import index_frame, rigid_motion
+        from .vdb import VdbError, index_frame, read_vdb, rigid_motion
 
         if not self.prim_count:
             return "none"
@@ -521,8 +525,18 @@ class CollisionInput:
                 raise hgeo.GeometryError(f"input 1 primitive {number} is a VDB at the start "
                                          f"frame but not at frame {frame}")
             placed = index_frame(prim)
-            parts.append(repr((placed[0].tolist(), placed[1].tolist(),
-                               prim.activeVoxelCount())))
+            try:
+                dense = read_vdb(prim)
+                voxels = _vdb_digest(dense)
+            except VdbError:  # e.g. a lattice turned since the start: moved rigidly only
+                dense, voxels = None, repr(prim.activeVoxelCount())
+            parts.append(repr((placed[0].tolist(), placed[1].tolist(), voxels)))
+            if isinstance(colliders[k], SdfSequence):
+                continue  # it reads its frames itself
+            if dense is not None and voxels != self.vdb_voxels[k]:
+                if move:
+                    colliders[k] = self._sequence(colliders[k], number, frame, dense)
+                continue
             move_to = getattr(colliders[k], "move_to", None)
             if move and move_to is not None:
                 move_to(rigid_motion(start, placed))
@@ -541,6 +555,35 @@ class CollisionInput:
                 self.deformed = True
         return _digest(*parts)
 
+
+    def _sequence(self, previous: "Collider", number: int, frame: int, dense: Any
+                  ) -> "Collider":
+        """A VDB whose voxels changed: from here on an
+        :class:`~pbdcloth.colliders.sdf_sequence.SdfSequence` of its level set read at every
+        frame (world-space voxels, blended across the substeps), starting from ``previous``
+        (its pose at the end of the frame before ``frame``)."""
+        from .vdb import read_vdb, sdf_collider
+
+        read = {frame: dense}
+
+        def level_set(f: int) -> Any:
+            if f == frame - 1:
+                return previous
+            block = read.pop(f, None)
+            if block is None:
+                geo = _input_at(self.node, 1, f)
+                if geo is None or geo.primCount() != self.prim_count:
+                    raise hgeo.GeometryError(f"input 1 changed its primitives at frame {f}")
+                prim = geo.prim(number)
+                import hou
+
+                if not isinstance(prim, hou.VDB):
+                    raise hgeo.GeometryError(f"input 1 primitive {number} is a VDB at the "
+                                             f"start frame but not at frame {f}")
+                block = read_vdb(prim)
+            return sdf_collider(block)
+
+        return SdfSequence(level_set, frame - 1, name=f"input 1 VDB {number}")
 
     def _deform(self, geo: "hou.Geometry", colliders: list["Collider"], frame: int,
                 move: bool) -> str:
@@ -566,6 +609,12 @@ class CollisionInput:
             except SolverInputError as exc:
                 raise hgeo.GeometryError(f"input 1 at frame {frame}: {exc}") from None
         return _digest(str(points.shape[0]), points.tobytes())
+
+
+def _vdb_digest(dense: Any) -> str:
+    """Digest of a VDB's voxels in its own lattice (what a rigid motion keeps)."""
+    return _digest(str(dense.values.shape), dense.values.tobytes(), repr(dense.voxel_size),
+                   repr(dense.background))
 
 
 def _polygon_faces(geo: "hou.Geometry") -> list[list[int]]:
@@ -599,7 +648,7 @@ def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"],
         return [], collision
     import hou
 
-    from .vdb import colliders_from_geometry, index_frame
+    from .vdb import colliders_from_geometry, index_frame, read_vdb
 
     voxel_size = parms.evaluate(node, ops.COLLIDER_VOXEL_SIZE.decl)
     band = parms.evaluate(node, ops.COLLIDER_BAND_VOXELS.decl)
@@ -610,6 +659,7 @@ def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"],
     vdbs = [p for p in prims if isinstance(p, hou.VDB)]
     collision.vdb_numbers = [p.number() for p in vdbs]
     collision.vdb_frames = [index_frame(p) for p in vdbs]
+    collision.vdb_voxels = [_vdb_digest(read_vdb(p)) for p in vdbs]
     collision.prim_count = len(prims)
     if len(vdbs) < len(prims):
         if triangles:
@@ -676,6 +726,10 @@ class ClothSolverStepper:
         if snapshot["settings"] != self.solver.settings:
             self.solver.settings = snapshot["settings"]
         for collider, pose in zip(self.solver.colliders, snapshot["colliders"], strict=True):
+            if isinstance(collider, SdfSequence):  # a VDB whose voxels change: its frame
+                start = int(parms.evaluate(self.node, ops.START_FRAME.decl))
+                collider.seek(start + int(snapshot["solver"]["frame"]))
+                continue
             move_to = getattr(collider, "move_to", None)
             if pose is not None and move_to is not None:
                 move_to(pose)
