@@ -10,6 +10,9 @@
   collider of examples/tablecloth.toml.
 * ball.vdb: an OpenVDB narrow-band level set of a 0.3 m sphere (2 cm voxels) for
   examples/drape_vdb.toml (needs pyopenvdb).
+* walk/walk.0001.obj ... walk.0024.obj: the walking lower-body mesh of
+  pbdcloth.scenes.walker (coarse: 12 points a ring, 8 rings a leg) at 24 fps, one OBJ a frame,
+  for the deforming mesh collider of examples/walk_mesh.toml.
 """
 
 from __future__ import annotations
@@ -86,10 +89,25 @@ def ball() -> None:
     write_level_set(DATA / "ball.vdb", grid)
 
 
+def walk() -> None:
+    from pbdcloth.scenes.walker import WalkingBody
+
+    body = WalkingBody(segments=12, rings=8)
+    folder = DATA / "walk"
+    folder.mkdir(exist_ok=True)
+    faces = ["f " + " ".join(str(i + 1) for i in t) for t in body.triangles]
+    for frame in range(1, 25):
+        v = body.vertices((frame - 1) / 24.0)
+        lines = [f"# walking body, frame {frame}"]
+        lines += [f"v {x:.5f} {y:.5f} {z:.5f}" for x, y, z in v]
+        (folder / f"walk.{frame:04d}.obj").write_text("\n".join(lines + faces) + "\n")
+
+
 if __name__ == "__main__":
     DATA.mkdir(parents=True, exist_ok=True)
     towel()
     banner()
     table()
     ball()
-    print(f"wrote towel.obj, banner.usda, table.obj and ball.vdb to {DATA}")
+    walk()
+    print(f"wrote towel.obj, banner.usda, table.obj, ball.vdb and walk/ to {DATA}")

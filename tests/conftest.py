@@ -31,6 +31,7 @@ TIERS = {
     "hierarchy": "physics",
     "validation": "physics",
     "sdf": "physics",
+    "meshcollider": "physics",
     "selfcollision": "physics",
     "springs": "physics",
     "warp": "parity",

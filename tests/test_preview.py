@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from pbdcloth.colliders import Capsule, Plane, Sphere
+from pbdcloth.colliders import Capsule, MeshCollider, Plane, Sphere
 from pbdcloth.colliders.sdf import SdfCollider
 from pbdcloth.pipeline.run import run_scene
 from pbdcloth.preview import (
@@ -45,6 +45,8 @@ def _pose(c: Any) -> tuple[str, Any]:
         return "sphere", (c.center.copy(), c.radius)
     if isinstance(c, Capsule):
         return "capsule", (c.a.copy(), c.b.copy(), c.radius)
+    if isinstance(c, MeshCollider):
+        return "surface", np.array(c.vertices)
     assert isinstance(c, SdfCollider)
     return "surface", c.pose(1.0)
 
@@ -96,6 +98,10 @@ def _check_panel(ax: Any, scene: Scene, poses: list[tuple[str, Any]], positions:
         elif kind == "capsule":
             a, b, radius = pose
             np.testing.assert_allclose(_segment_distance(verts, a, b), radius, atol=1e-12)
+        elif isinstance(scene.colliders[k], MeshCollider):
+            tris = scene.colliders[k].triangles  # type: ignore[attr-defined]
+            quads = np.concatenate([tris, tris[:, 2:]], axis=1)
+            np.testing.assert_array_equal(verts, pose[quads].reshape(-1, 3)[:verts.shape[0]])
         else:
             collider = scene.colliders[k]
             assert isinstance(collider, SdfCollider)

@@ -28,6 +28,7 @@ from ..arrays import F, I
 from ..cloth.mesh import vertex_normals_t
 from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
+from ..colliders.base import ClothContactCollider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.batches import CHUNK
 from ..constraints.bend import BendWorkspace, bend_colors, project_bend_pbd, project_bend_xpbd
@@ -109,6 +110,7 @@ class NumpyBackend:
         self._lam = (np.zeros(model.stretch.count), np.zeros(model.shear.count),
                      np.zeros(model.bend.count))
         self.self_collision = SelfCollision(model, tuning)
+        self._triangles_t: I = np.ascontiguousarray(model.topology.triangles.T, dtype=np.intp)
 
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,
              dt: float) -> FrameStats:
@@ -210,6 +212,11 @@ class NumpyBackend:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         PT, XT = P.T, X_prev.T
         for collider in control.colliders:
+            if isinstance(collider, ClothContactCollider):
+                collider.project_cloth(P, X_prev, self.model.inv_mass, self._triangles_t, a0, a1,
+                                       consts.h, settings.thickness, settings.mu_static,
+                                       settings.friction, self.contacts)
+                continue
             project_contacts(PT, XT, self._free, collider, a0, a1, consts.h, settings.thickness,
                              settings.mu_static, settings.friction, self.contacts,
                              settings.continuous_collision)

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
-from ..colliders.base import Collider
+from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ..settings import ClothSettings, Model
@@ -242,6 +242,11 @@ class ReferenceBackend:
                     i = int(soft.particle[c])
                     P[i] += kp * (soft_target[c] - P[i])
                 for collider in colliders:
+                    if isinstance(collider, ClothContactCollider):
+                        collider.project_cloth(P.T, X.T, model.inv_mass, model.topology.triangles.T,
+                                               a0, a1, h, settings.thickness, settings.mu_static,
+                                               settings.friction, self.contacts)
+                        continue
                     project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
                                      settings.mu_static, settings.friction, self.contacts)
             V = (P - X) / h

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,6 +75,24 @@ class Collider(ABC):
     def is_moving(self) -> bool:
         """True while the start and end poses of the current frame differ."""
         return False
+
+
+
+class ClothContactCollider(Collider):
+    """A collider that does its own contact response with the whole cloth, its triangles too
+    (e.g. :class:`~pbdcloth.colliders.mesh.MeshCollider`: its vertices against the cloth's
+    triangles). Backends call :meth:`project_cloth` in place of the shared per-particle
+    response (:func:`pbdcloth.colliders.response.project_contacts`)."""
+
+    @abstractmethod
+    def project_cloth(self, P: F, X: F, inv_mass: F, triangles: NDArray[np.intp],
+                      alpha0: float, alpha1: float, h: float, thickness: float,
+                      mu_static: float, mu_kinetic: float, contacts: Any) -> int:
+        """One iteration of contacts in place on ``P`` (3, N) [m], the positions at the end of
+        the substep ``alpha0`` -> ``alpha1``; ``X`` (3, N) at its start, ``inv_mass`` (N,),
+        the cloth's ``triangles`` (3, T), the substep ``h`` [s]. Records contacts in
+        ``contacts`` (a :class:`~pbdcloth.colliders.response.ContactBuffer`) and returns their
+        number."""
 
 
 def min_distance(colliders: Iterable[Collider], positions: F) -> float:

@@ -171,6 +171,16 @@ FABRIC_PRESET = Parameter(_node_setting(
     "afterwards as you like. Custom leaves the values as they are.",
     choices=((CUSTOM_FABRIC, "Custom"),) + tuple((p.name, p.label) for p in PRESETS.values()),
 ), callback="apply_fabric_preset")
+COLLIDER_METHOD = Parameter(Setting(
+    name="collider_method", kind=KIND_STRING, default="sdf", minimum=None, maximum=None,
+    unit="", label="Polygon Colliders", group=GROUP_COLLIDER_INPUT,
+    help="How closed polygons of input 1 collide. VDB from Polygons: a signed distance field "
+    "made once at the start frame (rigid, the start shape). Triangles: the polygons "
+    "themselves, their points read at every simulated frame (deforming characters; the "
+    "polygons must stay the same, a change is a node error naming the frame).",
+    choices=(("sdf", "VDB from Polygons (start frame)"),
+             ("triangles", "Triangles (deforming, every frame)")),
+))
 
 GROUP_CACHE = "Cache"
 
@@ -325,15 +335,18 @@ def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
         inputs=("Preprocessed Cloth", "Collider (VDB SDF or Polygons)", "Pin Targets"),
         min_inputs=1,
         output="Simulated Cloth",
-        parameters=(START_FRAME, CURRENT_FRAME_PARM) + _with_preset_menu(_cloth_parameters(settings))
-        + (COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
+        parameters=(START_FRAME, CURRENT_FRAME_PARM)
+        + _with_preset_menu(_cloth_parameters(settings))
+        + (COLLIDER_METHOD, COLLIDER_VOXEL_SIZE, COLLIDER_BAND_VOXELS) + CACHE_PARAMETERS,
         help=(
             "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
             "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders, "
             "read at every simulated frame: VDB signed distance fields (an animated VDB moves its "
             "collider rigidly, frame by frame), or closed polygons, converted once at the start "
-            "frame. Input 2 (optional) animates the pinned points: its points with the same "
-            "numbers as the pins give their targets, read at every simulated frame. Animated "
+            "frame or, with Polygon Colliders = Triangles, collided with as triangles whose "
+            "points are read every frame. Input 2 (optional) animates the pinned points: its "
+            "points with the same numbers as the pins give their targets, read at every "
+            "simulated frame. Animated "
             "parameters are sampled at each simulated frame. Every simulated frame is cached on "
             "the node (see Caching). With Tear Strain above 0 the cloth tears: from the first "
             "tear on, the output has the torn cloth's own points (the split ones appended after "

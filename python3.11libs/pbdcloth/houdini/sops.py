@@ -50,7 +50,8 @@ from ..cloth.topology import build_topology
 from ..pipeline.run import Run
 from ..presets import preset
 from ..settings import CLOTH_SETTINGS, SPRING_SETTINGS, Setting
-from ..solver import ClothSolver
+from ..colliders.sdf_sequence import SdfSequence
+from ..solver import ClothSolver, SolverInputError
 from . import geometry as hgeo
 from . import operators as ops
 from . import parms
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from ..springs import SpringChain
 
 F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
 
 STATE_KEY = "pbdcloth_state"
 """Name of the cached user data holding a simulating node's state."""
@@ -520,11 +522,19 @@ class CollisionInput:
     prim_count: int = 0
     polygon_points: str = ""
     deformed: bool = False
+    mesh_points: I64 | None = None
+    """With Polygon Colliders = Triangles: the points the polygons use (their mesh collider's
+    vertices, in this order)."""
+    mesh_faces: list[list[int]] | None = None
+    """The polygons (point numbers) at the start frame; every frame must have the same."""
+    vdb_voxels: list[str] = field(default_factory=list)
+    """Digest of each VDB's voxels at the start frame: when they change (a VDB from Polygons
+    of a deforming character, per frame) the collider becomes a level-set sequence."""
 
     def place(self, colliders: list["Collider"], frame: int, move: bool) -> str:
         """Read input 1 at ``frame``; with ``move``, give each VDB collider its motion from the
         start frame. Returns the digest of what was read."""
-        from .vdb import index_frame, rigid_motion
+        from .vdb import VdbError, index_frame, read_vdb, rigid_motion
 
         if not self.prim_count:
             return "none"
@@ -545,12 +555,24 @@ class CollisionInput:
                 raise hgeo.GeometryError(f"input 1 primitive {number} is a VDB at the start "
                                          f"frame but not at frame {frame}")
             placed = index_frame(prim)
-            parts.append(repr((placed[0].tolist(), placed[1].tolist(),
-                               prim.activeVoxelCount())))
+            try:
+                dense = read_vdb(prim)
+                voxels = _vdb_digest(dense)
+            except VdbError:  # e.g. a lattice turned since the start: moved rigidly only
+                dense, voxels = None, repr(prim.activeVoxelCount())
+            parts.append(repr((placed[0].tolist(), placed[1].tolist(), voxels)))
+            if isinstance(colliders[k], SdfSequence):
+                continue  # it reads its frames itself
+            if dense is not None and voxels != self.vdb_voxels[k]:
+                if move:
+                    colliders[k] = self._sequence(colliders[k], number, frame, dense)
+                continue
             move_to = getattr(colliders[k], "move_to", None)
             if move and move_to is not None:
                 move_to(rigid_motion(start, placed))
-        if self.polygon_points:
+        if self.mesh_points is not None:
+            parts.append(self._deform(geo, colliders, frame, move))
+        elif self.polygon_points:
             points = hgeo.read_positions(geo)
             digest = _digest(str(points.shape[0]), points.tobytes())
             parts.append(digest)
@@ -564,6 +586,91 @@ class CollisionInput:
         return _digest(*parts)
 
 
+    def _sequence(self, previous: "Collider", number: int, frame: int, dense: Any
+                  ) -> "Collider":
+        """A VDB whose voxels changed: from here on an
+        :class:`~pbdcloth.colliders.sdf_sequence.SdfSequence` of its level set read at every
+        frame (world-space voxels, blended across the substeps), starting from ``previous``
+        (its pose at the end of the frame before ``frame``)."""
+        from .vdb import read_vdb, sdf_collider
+
+        read = {frame: dense}
+
+        def level_set(f: int) -> Any:
+            if f == frame - 1:
+                return previous
+            block = read.pop(f, None)
+            if block is None:
+                geo = _input_at(self.node, 1, f)
+                if geo is None or geo.primCount() != self.prim_count:
+                    raise hgeo.GeometryError(f"input 1 changed its primitives at frame {f}")
+                prim = geo.prim(number)
+                import hou
+
+                if not isinstance(prim, hou.VDB):
+                    raise hgeo.GeometryError(f"input 1 primitive {number} is a VDB at the "
+                                             f"start frame but not at frame {f}")
+                block = read_vdb(prim)
+            return sdf_collider(block)
+
+        return SdfSequence(level_set, frame - 1, name=f"input 1 VDB {number}")
+
+    def _deform(self, geo: "hou.Geometry", colliders: list["Collider"], frame: int,
+                move: bool) -> str:
+        """Hand the mesh collider the polygons' points at ``frame``; a topology change is a
+        node error naming the frame."""
+        assert self.mesh_points is not None
+        faces = _polygon_faces(geo)
+        if faces != self.mesh_faces:
+            assert self.mesh_faces is not None
+            raise hgeo.GeometryError(
+                f"input 1's polygons at frame {frame} differ from the start frame's "
+                f"({len(faces)} polygons, {len(self.mesh_faces)} at the start): the topology "
+                "changed; a deforming collider needs the same polygons every frame")
+        all_points = hgeo.read_positions(geo)
+        if all_points.shape[0] <= int(self.mesh_points.max(initial=-1)):
+            raise hgeo.GeometryError(f"input 1 has {all_points.shape[0]} points at frame "
+                                     f"{frame}, fewer than its polygons use")
+        points = all_points[self.mesh_points]
+        mesh = colliders[-1]
+        if move and isinstance(mesh, DeformingCollider):
+            try:
+                mesh.set_points(points)
+            except SolverInputError as exc:
+                raise hgeo.GeometryError(f"input 1 at frame {frame}: {exc}") from None
+        return _digest(str(points.shape[0]), points.tobytes())
+
+
+def _vdb_digest(dense: Any) -> str:
+    """Digest of a VDB's voxels in its own lattice (what a rigid motion keeps)."""
+    return _digest(str(dense.values.shape), dense.values.tobytes(), repr(dense.voxel_size),
+                   repr(dense.background))
+
+
+def _polygon_faces(geo: "hou.Geometry") -> list[list[int]]:
+    """Point numbers of each closed polygon of ``geo`` (VDB primitives skipped)."""
+    import hou
+
+    return [[v.point().number() for v in prim.vertices()] for prim in geo.prims()
+            if isinstance(prim, hou.Polygon)]
+
+
+def _mesh_collider(geo: "hou.Geometry", collision: CollisionInput) -> "Collider":
+    """A MeshCollider of the closed polygons of ``geo`` (Polygon Colliders = Triangles)."""
+    from ..cloth.mesh import triangulate
+    from ..colliders.mesh import MeshCollider
+
+    faces = _polygon_faces(geo)
+    used = np.unique(np.concatenate([np.asarray(f, dtype=np.int64) for f in faces]))
+    remap = np.full(int(used.max()) + 1, -1, dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    collision.mesh_points = used
+    collision.mesh_faces = faces
+    points = hgeo.read_positions(geo)[used]
+    tris = remap[np.asarray(triangulate(faces), dtype=np.int64)]
+    return MeshCollider(points, tris, name="input 1 polygons")
+
+
 def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"], CollisionInput]:
     geo = _input_at(node, 1, start)
     collision = CollisionInput(node)
@@ -571,19 +678,25 @@ def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"],
         return [], collision
     import hou
 
-    from .vdb import colliders_from_geometry, index_frame
+    from .vdb import colliders_from_geometry, index_frame, read_vdb
 
     voxel_size = parms.evaluate(node, ops.COLLIDER_VOXEL_SIZE.decl)
     band = parms.evaluate(node, ops.COLLIDER_BAND_VOXELS.decl)
-    colliders = colliders_from_geometry(geo, voxel_size, band)
+    triangles = parms.evaluate(node, ops.COLLIDER_METHOD.decl) == "triangles"
+    colliders = colliders_from_geometry(geo, voxel_size, band, convert_polygons=False) \
+        if triangles else colliders_from_geometry(geo, voxel_size, band)
     prims = geo.prims()  # once per simulation
     vdbs = [p for p in prims if isinstance(p, hou.VDB)]
     collision.vdb_numbers = [p.number() for p in vdbs]
     collision.vdb_frames = [index_frame(p) for p in vdbs]
+    collision.vdb_voxels = [_vdb_digest(read_vdb(p)) for p in vdbs]
     collision.prim_count = len(prims)
     if len(vdbs) < len(prims):
-        points = hgeo.read_positions(geo)
-        collision.polygon_points = _digest(str(points.shape[0]), points.tobytes())
+        if triangles:
+            colliders.append(_mesh_collider(geo, collision))
+        else:
+            points = hgeo.read_positions(geo)
+            collision.polygon_points = _digest(str(points.shape[0]), points.tobytes())
     return colliders, collision
 
 
@@ -631,8 +744,10 @@ class ClothSolverStepper:
         return _digest(pins, colliders)
 
     def snapshot(self) -> dict[str, Any]:
-        poses = [np.array(getattr(c, "matrix")) if hasattr(c, "matrix") else None
-                 for c in self.solver.colliders]
+        poses = [np.array(getattr(c, "matrix")) if hasattr(c, "matrix")
+                 else np.array(getattr(c, "vertices"))
+                 if isinstance(c, DeformingCollider) and hasattr(c, "vertices")
+                 else None for c in self.solver.colliders]
         return {"solver": self.solver.get_state(), "colliders": poses,
                 "settings": self.solver.settings}
 
@@ -641,6 +756,10 @@ class ClothSolverStepper:
         if snapshot["settings"] != self.solver.settings:
             self.solver.settings = snapshot["settings"]
         for collider, pose in zip(self.solver.colliders, snapshot["colliders"], strict=True):
+            if isinstance(collider, SdfSequence):  # a VDB whose voxels change: its frame
+                start = int(parms.evaluate(self.node, ops.START_FRAME.decl))
+                collider.seek(start + int(snapshot["solver"]["frame"]))
+                continue
             move_to = getattr(collider, "move_to", None)
             if pose is not None and move_to is not None:
                 move_to(pose)
@@ -673,8 +792,9 @@ def cook_solver(node: "hou.SopNode") -> None:
         assert isinstance(stepper, ClothSolverStepper)
         stepper.write(geo, snapshot)
         if stepper.collision.deformed:
-            node.addWarning("the collision polygons deform; this version collides with their "
-                            "start-frame shape (VDBs move rigidly)")
+            node.addWarning("the collision polygons deform; VDB from Polygons collides with "
+                            "their start-frame shape (set Polygon Colliders to Triangles to "
+                            "follow them)")
 
 
 def _pin_flags(cloth: "hou.Geometry") -> F64:

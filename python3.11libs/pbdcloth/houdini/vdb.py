@@ -254,8 +254,9 @@ def vdb_prims(geo: "hou.Geometry") -> list["hou.VDB"]:
 
 
 def colliders_from_geometry(geo: "hou.Geometry", voxel_size: float,
-                            band_voxels: int) -> list["Collider"]:
-    """Colliders for every VDB SDF of ``geo`` and one for all its closed polygons together.
+                            band_voxels: int, convert_polygons: bool = True) -> list["Collider"]:
+    """Colliders for every VDB SDF of ``geo`` and one for all its closed polygons together
+    (without ``convert_polygons`` the polygons are left to the caller).
 
     The VDB colliders come first, in primitive order (see :func:`vdb_prims`).
 
@@ -282,7 +283,7 @@ def colliders_from_geometry(geo: "hou.Geometry", voxel_size: float,
             "primitives, convert volumes with Convert VDB)"
         )
     dense = [read_vdb(v) for v in vdbs]
-    if polygon_prims:
+    if polygon_prims and convert_polygons:
         polys = hou.Geometry(geo)
         drop: Sequence[hou.Prim] = [p for p in polys.prims() if not isinstance(p, hou.Polygon)]
         if drop:

@@ -49,8 +49,9 @@ from numpy.typing import NDArray
 
 from ..arrays import MAX_COORDINATE
 from ..cloth.mesh import ClothMesh, MeshError
-from ..colliders import Capsule, Collider, Plane, Sphere
+from ..colliders import Capsule, Collider, MeshCollider, Plane, SdfSequence, Sphere
 from ..io.cache import CACHE_FORMATS, CacheFormat
+from ..io.meshseq import expand_frame
 from ..presets import preset
 from ..scenes.cloth import Scene
 from ..settings import CLOTH_SETTINGS, Choice, ClothSettings, SettingsError, setting
@@ -69,6 +70,15 @@ class ColliderType(Choice):
     """A closed polygon mesh, turned into an OpenVDB level set."""
     VDB = "vdb"
     """A level set read from a ``.vdb`` file."""
+
+
+class MeshMethod(Choice):
+    """How a ``type = "mesh"`` collider collides: the ``method`` of its entry."""
+
+    TRIANGLES = "triangles"
+    """Its triangles, every frame (a MeshCollider; the mesh may deform, ``$F`` sequences)."""
+    SDF = "sdf"
+    """An OpenVDB level set built once from the mesh (rigid; ``keys`` move it)."""
 
 
 FORMATS = CACHE_FORMATS
@@ -159,12 +169,32 @@ class ColliderSpec:
             return Sphere(np.asarray(p["center"]) + off, p["radius"])
         if self.kind == ColliderType.CAPSULE:
             return Capsule(np.asarray(p["a"]) + off, np.asarray(p["b"]) + off, p["radius"])
+        if self.kind == ColliderType.MESH and p["method"] == MeshMethod.TRIANGLES:
+            return _build_triangles(self, int(frame))
+        if self.sequence:
+            return _build_sdf_sequence(self, int(frame))
         return _build_sdf(self, off)
+
+    @property
+    def sequence(self) -> bool:
+        """The file name holds ``$F``: one file per frame."""
+        from ..io.meshseq import is_sequence
+
+        return isinstance(self.params.get("file"), Path) and is_sequence(str(self.params["file"]))
+
+    def missing_frame(self, first: int, last: int) -> int | None:
+        """For a mesh sequence: the first frame in [first, last] without its file."""
+        if not self.sequence and not (self.kind == ColliderType.MESH
+                                      and self.params["method"] == MeshMethod.TRIANGLES):
+            return None
+        from ..io.meshseq import MeshSequence
+
+        return MeshSequence(self.params["file"]).missing(first, last)
 
     def move(self, collider: Collider, frame: float) -> None:
         """Set ``collider``'s end-of-frame pose to this spec's pose at ``frame``."""
-        if self.motion is None:
-            return
+        if self.motion is None or isinstance(collider, (MeshCollider, SdfSequence)):
+            return  # colliders with a frame source read their frames (and keys) themselves
         off = self.motion.offset(frame)
         p = self.params
         if isinstance(collider, Plane):
@@ -179,7 +209,7 @@ class ColliderSpec:
     def to_json(self) -> dict[str, Any]:
         out = {"type": self.kind, **{k: _plain(v) for k, v in self.params.items()},
                "keys": self.motion.to_json() if self.motion else None}
-        if isinstance(self.params.get("file"), Path):
+        if isinstance(self.params.get("file"), Path) and self.params["file"].is_file():
             out["file_sha256"] = hashlib.sha256(self.params["file"].read_bytes()).hexdigest()
         return out
 
@@ -197,6 +227,70 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def _sequence_pattern(check: _Checker, name: str, where: str, suffixes: Sequence[str]
+                      ) -> Path | None:
+    """A ``$F`` file pattern, relative to the scene file (frames are checked once the frame
+    range is known)."""
+    path = Path(name) if os.path.isabs(name) else check.base / name
+    if path.suffix.lower() not in suffixes:
+        check.add(f"{where}file", name, f"must be a {' / '.join(suffixes)} file")
+        return None
+    return path
+
+
+def _build_triangles(spec: ColliderSpec, frame: int) -> Collider:
+    """A :class:`~pbdcloth.colliders.mesh.MeshCollider` reading its vertices frame by frame
+    from the file (a ``$F`` sequence or a time-sampled USD mesh), moved by ``keys``."""
+    from ..io.meshseq import MeshSequence
+
+    p = spec.params
+    seq = MeshSequence(p["file"], p.get("prim") or None)
+    motion = spec.motion
+
+    def vertices(f: int) -> F:
+        v = seq.read(f)
+        return v + motion.offset(f) if motion is not None else v
+
+    start = vertices(frame)
+    assert seq.triangles is not None
+    return MeshCollider(start, seq.triangles, frames=vertices, first_frame=frame,
+                        name=f"{spec.key} ({Path(p['file']).name})")
+
+
+def _build_sdf_sequence(spec: ColliderSpec, frame: int) -> Collider:
+    """A :class:`~pbdcloth.colliders.sdf_sequence.SdfSequence`: one level set per frame, from
+    ``.vdb`` files or from a mesh sequence converted per frame by OpenVDB (its mesh then gives
+    the surface's motion), moved by ``keys``."""
+    from ..colliders.sdf import SdfCollider
+    from ..io.meshseq import MeshSequence, expand_frame
+
+    p = spec.params
+    motion = spec.motion
+
+    def offset(f: int) -> F:
+        return motion.offset(f) if motion is not None else np.zeros(3)
+
+    name = f"{spec.key} ({Path(p['file']).name})"
+    if spec.kind == ColliderType.VDB:
+        def level_set(f: int) -> SdfCollider:
+            made = SdfCollider.from_vdb(expand_frame(str(p["file"]), f), p.get("grid") or None)
+            if np.any(offset(f) != 0.0):
+                made.move_to(_translation(offset(f)))
+                made.end_frame()
+            return made
+
+        return SdfSequence(level_set, frame, name=name)
+    seq = MeshSequence(p["file"], p.get("prim") or None)
+
+    def vertices(f: int) -> F:
+        return seq.read(f) + offset(f)
+
+    vertices(frame)
+    assert seq.triangles is not None
+    return SdfSequence.from_mesh_frames(seq.triangles, vertices, p["voxel_size"],
+                                        p["half_width"], frame, name)
 
 
 def _build_sdf(spec: ColliderSpec, offset: F) -> Collider:
@@ -312,7 +406,9 @@ class SceneSpec:
     def restore_controls(self, solver: ClothSolver, frame: int) -> None:
         """Put the colliders where they are at the end of ``frame`` (for resuming there)."""
         for spec, collider in zip(self.colliders, solver.colliders):
-            if spec.motion is not None:
+            if isinstance(collider, (MeshCollider, SdfSequence)):
+                collider.seek(frame)
+            elif spec.motion is not None:
                 spec.move(collider, frame)
                 collider.end_frame()
 
@@ -661,7 +757,7 @@ _COLLIDER_KEYS = {
     "plane": ("point", "normal"),
     "sphere": ("center", "radius"),
     "capsule": ("a", "b", "radius"),
-    "mesh": ("file", "prim", "voxel_size", "half_width"),
+    "mesh": ("file", "prim", "method", "voxel_size", "half_width"),
     "vdb": ("file", "grid"),
 }
 
@@ -694,21 +790,40 @@ def _read_collider(check: _Checker, entry: Any, i: int) -> ColliderSpec | None:
                                         maximum=MAX_COORDINATE, exclusive_min=True, unit="m")
     elif kind == ColliderType.MESH:
         from ..io.meshfile import MESH_SUFFIXES
+        from ..io.meshseq import is_sequence
 
-        params["file"] = check.file(entry, "file", where, MESH_SUFFIXES)
+        params["method"] = check.text(entry, "method", where, MeshMethod.SDF,
+                                      choices=tuple(MeshMethod))
+        name = entry.get("file")
+        if isinstance(name, str) and is_sequence(name):
+            params["file"] = _sequence_pattern(check, name, where, MESH_SUFFIXES)
+        else:
+            params["file"] = check.file(entry, "file", where, MESH_SUFFIXES)
         params["prim"] = check.text(entry, "prim", where, "")
-        params["voxel_size"] = check.number(entry, "voxel_size", where, minimum=0.0,
-                                            maximum=MAX_COORDINATE, exclusive_min=True,
-                                            unit="m")
-        params["half_width"] = check.number(entry, "half_width", where, 3.0, minimum=1.0,
-                                            maximum=100.0, unit="voxels")
+        if params["method"] == MeshMethod.TRIANGLES:
+            for extra in ("voxel_size", "half_width"):
+                if extra in entry:
+                    check.add(f"{where}{extra}", entry[extra], "applies to method = 'sdf' only")
+        else:
+            params["voxel_size"] = check.number(entry, "voxel_size", where, minimum=0.0,
+                                                maximum=MAX_COORDINATE, exclusive_min=True,
+                                                unit="m")
+            params["half_width"] = check.number(entry, "half_width", where, 3.0, minimum=1.0,
+                                                maximum=100.0, unit="voxels")
     else:
-        params["file"] = check.file(entry, "file", where, (".vdb",))
+        from ..io.meshseq import is_sequence
+
+        name = entry.get("file")
+        if isinstance(name, str) and is_sequence(name):
+            params["file"] = _sequence_pattern(check, name, where, (".vdb",))
+        else:
+            params["file"] = check.file(entry, "file", where, (".vdb",))
         params["grid"] = check.text(entry, "grid", where, "")
     motion = check.motion(entry, where)
     if any(v is None for v in params.values()):
         return None
-    if kind in (ColliderType.MESH, ColliderType.VDB):
+    if kind == ColliderType.VDB or (kind == ColliderType.MESH
+                                    and params["method"] == MeshMethod.SDF):
         try:
             from ..colliders.sdf import SdfCollider  # noqa: F401
         except ImportError:
@@ -939,6 +1054,12 @@ def check_scene_data(data: dict[str, Any], base: Path, source: str = "<scene>",
                      point_attributes=attributes, stitches=stitches)
     problems: list[Problem] = []
     for c in colliders:
+        gap = c.missing_frame(start, start + frames - 1)
+        if gap is not None:
+            problems.append(Problem(f"{c.key}.file", str(c.params["file"].name),
+                                    f"frame {gap} is missing ({c.params['file'].parent / ''}"
+                                    f"{expand_frame(c.params['file'].name, gap)})"))
+            continue
         # Build each collider once: catches what only its constructor sees (a .vdb without a
         # level set, an open mesh, pyopenvdb missing).
         try:

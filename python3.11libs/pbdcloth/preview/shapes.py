@@ -6,7 +6,9 @@
 * :class:`Sphere` -> :class:`SphereShape`, :class:`Capsule` -> :class:`CapsuleShape`, drawn as
   shaded surfaces;
 * :class:`~pbdcloth.colliders.sdf.SdfCollider` -> :class:`SurfaceShape`, its zero level set as
-  quads in world space at the collider's pose.
+  quads in world space at the collider's pose;
+* :class:`~pbdcloth.colliders.mesh.MeshCollider` -> :class:`SurfaceShape`, its triangles at the
+  end of the frame (each a quad with its last corner repeated).
 
 The level set's surface is extracted once per field (cached) in the field's local frame by the
 "cuberille" method: every pair of neighbouring voxels on opposite sides of zero (phi < 0 inside)
@@ -27,8 +29,10 @@ from numpy.typing import NDArray
 
 from ..arrays import F
 from ..colliders.base import Collider
+from ..colliders.mesh import MeshCollider
 from ..colliders.sdf import SdfCollider
 from ..colliders.sdf_grid import SdfGrid
+from ..colliders.sdf_sequence import SdfSequence
 from ..colliders.shapes import Capsule, Plane, Sphere
 
 #: The longest side of a level set, in samples, when its surface is extracted for a picture.
@@ -85,7 +89,11 @@ def shapes_of(colliders: Sequence[Collider | Shape]) -> list[Shape]:
             out.append(SphereShape(c.center.copy(), float(c.radius)))
         elif isinstance(c, Capsule):
             out.append(CapsuleShape(c.a.copy(), c.b.copy(), float(c.radius)))
-        elif isinstance(c, SdfCollider):
+        elif isinstance(c, MeshCollider):
+            t = c.triangles.astype(np.int64)
+            out.append(SurfaceShape(np.array(c.vertices), np.concatenate([t, t[:, 2:]], axis=1)))
+        elif isinstance(c, (SdfCollider, SdfSequence)):
+            c = c.current if isinstance(c, SdfSequence) else c
             local, quads = level_set_surface(c.grid)
             out.append(SurfaceShape(c.pose(1.0).to_world(local), quads))
         else:

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Cost of a deforming mesh collider against the cloth's own constraint solve, per substep.
+
+A skirt of about 10k particles (``--nu`` x ``--nv``) on the walking body mesh
+(:class:`pbdcloth.scenes.walker.WalkingBody`, about 20k triangles with the default
+``--segments 64 --rings 56``), both from ``pbdcloth.scenes.cloth.skirt_scene``. After
+``--warmup`` frames (the skirt settles onto the body) it times ``--frames`` frames and, within
+every substep, side by side: the collider phase (``MeshCollider.project_cloth``: broad phase,
+continuous and discrete contacts, both directions) and the constraint solve (stretch, shear,
+bend, tethers). Prints ms per substep, and the ratio, for each backend (Warp has no kernel for
+mesh colliders yet: its row says so).
+
+    PYTHONPATH=python3.11libs python scripts/bench_colliders.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
+
+from pbdcloth.backends import numpy_backend
+from pbdcloth.colliders.mesh import MeshCollider
+from pbdcloth.scenes.cloth import skirt_scene
+from pbdcloth.settings import ClothSettings
+
+#: The constraint projections the numpy backend calls, timed as "solve".
+CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "project_bend_pbd",
+                        "project_bend_xpbd", "project_tethers")
+CLOCK = {"constraints": 0.0, "collider": 0.0}
+
+
+def _wrap(owner: Any, name: str, key: str) -> None:
+    inner: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            CLOCK[key] += time.perf_counter() - start
+
+    setattr(owner, name, wrapper)
+
+
+def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
+    settings = ClothSettings(
+        model="xpbd", substeps=10, iterations=3, density=0.2, stretch_compliance=1e-7,
+        shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
+        tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
+        self_collision=False, backend=backend)
+    scene = skirt_scene(frames=args.warmup + args.frames, nu=args.nu, nv=args.nv,
+                        body_segments=args.segments, body_rings=args.rings, settings=settings)
+    body = scene.colliders[0]
+    assert isinstance(body, MeshCollider)
+    row: dict[str, Any] = {"backend": backend, "particles": int(scene.positions.shape[0]),
+                           "body_triangles": int(body.triangles.shape[0])}
+    try:
+        solver = scene.make_solver()
+        assert scene.animate is not None
+        for k in range(1, args.warmup + 1):
+            scene.animate(solver, k)
+            solver.step(1.0 / scene.fps)
+    except NotImplementedError as exc:
+        row["unsupported"] = str(exc).split(";")[0]
+        return row
+    CLOCK["constraints"] = CLOCK["collider"] = 0.0
+    start = time.perf_counter()
+    for k in range(args.warmup + 1, args.warmup + args.frames + 1):
+        scene.animate(solver, k)
+        solver.step(1.0 / scene.fps)
+    total = time.perf_counter() - start
+    substeps = args.frames * settings.substeps
+    row["constraints_ms"] = 1000.0 * CLOCK["constraints"] / substeps
+    row["collider_ms"] = 1000.0 * CLOCK["collider"] / substeps
+    row["substep_ms"] = 1000.0 * total / substeps
+    row["ratio"] = row["collider_ms"] / row["constraints_ms"]
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nu", type=int, default=200, help="skirt points around (200)")
+    parser.add_argument("--nv", type=int, default=50, help="skirt rings (50: 10,000 particles)")
+    parser.add_argument("--segments", type=int, default=64, help="body points around a ring")
+    parser.add_argument("--rings", type=int, default=56, help="body rings along a leg")
+    parser.add_argument("--warmup", type=int, default=6, help="untimed frames first")
+    parser.add_argument("--frames", type=int, default=3, help="timed frames")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args(argv)
+    for name in CONSTRAINT_FUNCTIONS:
+        _wrap(numpy_backend, name, "constraints")
+    _wrap(MeshCollider, "project_cloth", "collider")
+    rows = [run(b, args) for b in ("numpy", "warp")]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"skirt {rows[0]['particles']} particles on a {rows[0]['body_triangles']}-triangle "
+          f"walking body, 10 substeps x 3 iterations, ms per substep")
+    print(f"{'backend':8} {'collider':>9} {'solve':>9} {'ratio':>7} {'substep':>9}")
+    for r in rows:
+        if "unsupported" in r:
+            print(f"{r['backend']:8} {'unsupported: ' + r['unsupported']}")
+            continue
+        print(f"{r['backend']:8} {r['collider_ms']:9.2f} {r['constraints_ms']:9.2f} "
+              f"{r['ratio']:7.2f} {r['substep_ms']:9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
