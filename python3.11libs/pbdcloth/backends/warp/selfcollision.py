@@ -67,25 +67,21 @@ vertex closer than t / 2 to a non-neighbour triangle.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import warp as wp
 
 from ...cloth.model import ClothModel
-from ...selfcollision.lists import CandidateLists, list_radii
+from ...selfcollision.lists import CandidateLists
 from ...selfcollision.stats import NullStats
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings
 from . import selfcollision_kernels as kk
+from .selfcollision_list_kernels import build_list_kernels
+from .selfcollision_lists import DeviceLists
 
 __all__ = ["WarpSelfCollision"]
-
-def _table_bits(n: int) -> int:
-    """log2 of a bucket table with at least 2 n buckets."""
-    return max(4, math.ceil(math.log2(max(2 * n, 2))))
-
 
 class _Scan:
     """Fixed-order exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``, in thread
@@ -107,34 +103,6 @@ class _Scan:
                                         self.total])
 
 
-class _Grid:
-    """A hashed uniform grid over M points: cell (M,) vec3i, bucket (M,), bucket_start
-    (B + 1,), entries (M,) point indices by bucket; scans in thread blocks of ``block``."""
-
-    def __init__(self, m: int, device: Any, block: int) -> None:
-        bits = _table_bits(m)
-        self.buckets = 1 << bits
-        self.mask = np.int64(self.buckets - 1)
-        self.cell = wp.zeros(m, dtype=wp.vec3i, device=device)
-        self.bucket = wp.zeros(m, dtype=wp.int32, device=device)
-        self.bucket_count = wp.zeros(self.buckets, dtype=wp.int32, device=device)
-        self.bucket_start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
-        self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
-        self.entries = wp.zeros(m, dtype=wp.int32, device=device)
-        self.scan = _Scan(self.buckets, device, block)
-        self.m = m
-
-    def issue_build(self, launch: Any, k: Any, points: Any, inv_cell: Any, gate: Any) -> None:
-        launch(k.zero_ints, self.buckets, [self.bucket_count, gate])
-        launch(k.zero_ints, self.buckets, [self.cursor, gate])
-        launch(k.grid_cells, self.m, [points, inv_cell, self.mask, gate, self.cell,
-                                      self.bucket, self.bucket_count])
-        self.scan.issue(launch, k, self.bucket_count, self.bucket_start, gate)
-        launch(k.grid_fill, self.m, [self.bucket, self.bucket_start, gate, self.cursor,
-                                     self.entries])
-        launch(k.sort_segments, self.buckets, [self.bucket_start, gate, self.entries])
-
-
 class _Candidates:
     """One family's candidate list (capacity C): idx (C,) vec4i particles; per-query slots
     (S each: scratch (Q S,) pairs and their sort keys, filled in one pass), counts and
@@ -151,10 +119,11 @@ class _Candidates:
         """Threads of the kernels over the list: each takes every ``workers``-th pair below
         the count (one thread on the CPU, where threads run one after another anyway and a
         launch over the whole capacity costs a call per empty slot)."""
-        self.scratch = wp.zeros(queries * slots, dtype=wp.vec4i, device=device)
-        self.scratch_key = wp.zeros(queries * slots, dtype=wp.int32, device=device)
+        self.keys = wp.zeros(queries * slots, dtype=wp.int32, device=device)
+        """Each owner's partners in its ``slots`` slots, sorted (kept between updates)."""
         self.need_slots = wp.zeros(1, dtype=wp.int32, device=device)
         self.counts = wp.zeros(queries, dtype=wp.int32, device=device)
+        self.kept = wp.zeros(queries, dtype=wp.int32, device=device)
         self.offsets = wp.zeros(queries + 1, dtype=wp.int32, device=device)
         self.scan = _Scan(queries, device, block)
         self.idx = wp.zeros(capacity, dtype=wp.vec4i, device=device)
@@ -172,12 +141,15 @@ class _Candidates:
         self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
         self.n = n
 
-    def issue_finish(self, launch: Any, k: Any, gate: Any) -> None:
-        """After the query pass: offsets, pairs gathered from the slots, the count and the
-        per-particle incidence lists."""
-        self.scan.issue(launch, k, self.counts, self.offsets, gate)
-        launch(k.gather_candidates, self.queries, [self.counts, self.offsets, self.slots, gate,
-                                                   self.scratch, self.scratch_key, self.idx])
+    def issue_finish(self, launch: Any, k: Any, kl: Any, list_state: Any, family: int,
+                     tris: Any, edges: Any, gate: Any) -> None:
+        """After the searches: each owner's slots sorted, offsets, pairs gathered as quads,
+        the count and the per-particle incidence lists."""
+        launch(kl.sort_slots, self.queries, [list_state, self.slots, self.counts, self.keys,
+                                             self.kept])
+        self.scan.issue(launch, k, self.kept, self.offsets, gate)
+        launch(kl.gather, self.queries, [list_state, family, tris, edges, self.slots,
+                                         self.kept, self.offsets, self.keys, self.idx])
         launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
                                         self.need])
         launch(k.zero_ints, self.n, [self.inc_n, gate])
@@ -206,7 +178,9 @@ class WarpSelfCollision:
         self.tuning = tuning
         self.device = device
         self.kb = k
-        self.k = kk.build_self_kernels("float32" if k.scalar is wp.float32 else "float64")
+        precision = "float32" if k.scalar is wp.float32 else "float64"
+        self.k = kk.build_self_kernels(precision)
+        self.kl = build_list_kernels(precision)
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         self.host = CandidateLists(model, tuning, NullStats())
         """The numpy stage's lists, for the rest exclusions (host, cached per thickness)."""
@@ -225,21 +199,16 @@ class WarpSelfCollision:
         self.mean_edge = float(lengths.mean()) if lengths.size else 0.0
         v3 = k.vec3
         s = k.scalar
-        self.built_at = wp.zeros(n, dtype=v3, device=dev)
         self.mean = wp.zeros(1, dtype=v3, device=dev)
         self.mean_after = wp.zeros(1, dtype=v3, device=dev)
         free_mass = model.mass[model.inv_mass > 0.0]
         self.free_mass = float(free_mass.sum()) if free_mass.size else 1.0
         self.mass: Any = wp.array(model.mass.astype(self.np_scalar), dtype=s, device=dev)
         self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
-        self.dev_max = wp.zeros(1, dtype=s, device=dev)
-        self.force = wp.ones(1, dtype=wp.int32, device=dev)
         self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
-        self.maxhalf = wp.zeros(1, dtype=s, device=dev)
-        self.mid = wp.zeros(self.n_edges, dtype=v3, device=dev)
-        self.half = wp.zeros(self.n_edges, dtype=v3, device=dev)
-        self.vertex_grid = _Grid(n, dev, block)
-        self.edge_grid = _Grid(self.n_edges, dev, block)
+        self.lists = DeviceLists(n, self.n_tris, self.n_edges, self.mean_edge, self.k,
+                                 self.kl, dev, tuning, _Scan)
+        """Reference positions, movers and the update state of the candidate lists."""
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
@@ -264,7 +233,7 @@ class WarpSelfCollision:
             self.pt_excluded = self._per_query(excl.point_triangle, self.n_tris, False)
             self.ee_excluded = self._per_query(excl.edge_edge, self.n_edges, True)
             self._excl_for = t
-        self.force.fill_(1)
+        self.lists.force.fill_(1)
 
     def _per_query(self, keys: np.ndarray, queries: int, query_first: bool
                    ) -> tuple[Any, Any]:
@@ -309,7 +278,7 @@ class WarpSelfCollision:
                 grew = True
         if grew:
             self.stats.zero_()
-            self.force.fill_(1)
+            self.lists.force.fill_(1)
         return grew
 
     def frame_extra(self, substeps: int) -> dict[str, float]:
@@ -323,7 +292,8 @@ class WarpSelfCollision:
             "self_ee_contacts": float(st[kk.STAT_EE_CONTACTS]),
             "self_clamped": float(st[kk.STAT_CLAMPED]),
             "self_rebuilds": float(st[kk.STAT_REBUILDS]),
-            "self_partial_rebuilds": 0.0,  # the device lists are always built in full
+            "self_partial_rebuilds": float(st[kk.STAT_PARTIAL]),
+            "self_refreshed": float(st[kk.STAT_REFRESHED]),
             "self_reverted": float(st[kk.STAT_REVERTED]),
         }
 
@@ -347,45 +317,12 @@ class WarpSelfCollision:
             launch(k.sum_final, 1, [self.sum_blocks, inv_total, self.mean_after])
             launch(k.shift_velocity, n, [v, v_pred, x, p, inv_mass, self.mean, self.mean_after,
                                          s(h)])
-        # Verlet check: displacement since the build, relative to the mean displacement.
-        # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
-        # The smallest skin (list radius = rest exclusion radius): the device lists are built
-        # in full whenever any particle moved past half the skin, which in a folding cloth is
-        # every substep whatever the skin (measured), so the fewer pairs they hold the better.
-        r, skin = list_radii(t, clamp, self.tuning)
-        launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, block, self.sum_blocks])
-        launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
-        launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
-        launch(k.decide_rebuild, 1, [self.dev_max, s(0.25 * skin * skin), self.force,
-                                     self.rebuild, self.stats, self.maxhalf])
-        gate = self.rebuild
-        radius = r + skin
-        launch(k.copy_positions, n, [p, gate, self.built_at])
-        # Point-triangle: vertices in the grid, triangles query.
-        cell = max(radius + 0.5 * self.mean_edge, 1e-9)
-        inv_cell = s(1.0 / cell)
-        g = self.vertex_grid
-        g.issue_build(launch, k, p, inv_cell, gate)
-        pt = self.pt
-        common = [p, self.tris, s(radius), inv_cell, g.mask, g.cell, g.bucket_start, g.entries,
-                  *self.pt_excluded]
-        launch(k.pt_query, self.n_tris, [*common, pt.slots, gate, pt.counts, pt.need_slots,
-                                         pt.scratch, pt.scratch_key])
-        pt.issue_finish(launch, k, gate)
-        # Edge-edge: midpoints in the grid, each edge queries with its box grown by the largest
-        # half extent of any edge.
-        ee = self.ee
-        eg = self.edge_grid
-        launch(k.edge_boxes, self.n_edges, [p, self.edges, gate, self.mid, self.half,
-                                            self.maxhalf])
-        ecell = max(radius + self.mean_edge, 1e-9)
-        e_inv = s(1.0 / ecell)
-        eg.issue_build(launch, k, self.mid, e_inv, gate)
-        common = [p, self.edges, s(radius), self.mid, self.half, self.maxhalf, e_inv, eg.mask,
-                  eg.cell, eg.bucket_start, eg.entries, *self.ee_excluded]
-        launch(k.ee_query, self.n_edges, [*common, ee.slots, gate, ee.counts, ee.need_slots,
-                                          ee.scratch, ee.scratch_key])
-        ee.issue_finish(launch, k, gate)
+        # Candidate lists: a partial update for the movers or a full build, decided on the
+        # device (:mod:`.selfcollision_lists`).
+        pt, ee = self.pt, self.ee
+        large = self.host.radii(t, clamp)[1]
+        self.lists.issue(launch, p, inv_mass, self.tris, self.edges, t, clamp, large, pt, ee,
+                         self.pt_excluded, self.ee_excluded, self.rebuild, self.stats)
         launch(k.add_stat, 1, [pt.count, kk.STAT_PT_CANDIDATES, self.stats])
         launch(k.add_stat, 1, [ee.count, kk.STAT_EE_CANDIDATES, self.stats])
 

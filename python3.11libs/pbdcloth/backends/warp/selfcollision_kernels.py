@@ -34,7 +34,9 @@ STAT_EE_CANDIDATES = 3
 STAT_PT_CONTACTS = 4
 STAT_EE_CONTACTS = 5
 STAT_REVERTED = 6
-STAT_SIZE = 8
+STAT_PARTIAL = 7
+STAT_REFRESHED = 8
+STAT_SIZE = 10
 
 #: Slots of the narrow phase's state array (int32).
 ST_DONE = 0  # the passes of this iteration stopped (no contact deeper than resolved t)
@@ -69,19 +71,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             if partners[k] == x:
                 return 1
         return 0
-
-    @wp.func(module=module)
-    def cell_of(x: vec3, inv_cell: scalar) -> wp.vec3i:
-        return wp.vec3i(int(wp.floor(x[0] * inv_cell)), int(wp.floor(x[1] * inv_cell)),
-                        int(wp.floor(x[2] * inv_cell)))
-
-    @wp.func(module=module)
-    def bucket_of(c: wp.vec3i, mask: wp.int64) -> int:
-        """Hash of a cell into a power-of-two table (different cells may share a bucket; the
-        queries keep only the points whose own cell is the one visited)."""
-        h = (wp.int64(c[0]) * wp.int64(73856093)) ^ (wp.int64(c[1]) * wp.int64(19349663)) ^ (
-            wp.int64(c[2]) * wp.int64(83492791))
-        return int(h & mask)
 
     @wp.func(module=module)
     def sign(x: scalar) -> scalar:
@@ -297,51 +286,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         v_pred[i] = vi
         p[i] = x[i] + vi * h
 
-    @wp.kernel(module=module)
-    def deviation_max(p: wp.array(dtype=vec3), built_at: wp.array(dtype=vec3),
-                      mean: wp.array(dtype=vec3), out: wp.array(dtype=scalar)):
-        """out[0] = max |(p - built_at) - mean|^2 (atomic max: order-free)."""
-        i = wp.tid()
-        d = (p[i] - built_at[i]) - mean[0]
-        wp.atomic_max(out, 0, wp.dot(d, d))
-
-    @wp.kernel(module=module)
-    def decide_rebuild(dev_max: wp.array(dtype=scalar), limit2: scalar,
-                       force: wp.array(dtype=wp.int32), rebuild: wp.array(dtype=wp.int32),
-                       stats: wp.array(dtype=wp.int32), maxhalf: wp.array(dtype=scalar)):
-        """rebuild = forced or some particle moved more than skin / 2 relative to the mean."""
-        r = 0
-        if force[0] != 0 or dev_max[0] > limit2:
-            r = 1
-        rebuild[0] = r
-        force[0] = 0
-        dev_max[0] = zero
-        maxhalf[0] = zero
-        if r != 0:
-            wp.atomic_add(stats, STAT_REBUILDS, 1)
-
-    @wp.kernel(module=module)
-    def copy_positions(src: wp.array(dtype=vec3), gate: wp.array(dtype=wp.int32),
-                       dst: wp.array(dtype=vec3)):
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        dst[i] = src[i]
-
-    # --- broad phase: hashed uniform grid -----------------------------------------------------
-    @wp.kernel(module=module)
-    def grid_cells(points: wp.array(dtype=vec3), inv_cell: scalar, mask: wp.int64,
-                   gate: wp.array(dtype=wp.int32), cell: wp.array(dtype=wp.vec3i),
-                   bucket: wp.array(dtype=wp.int32), bucket_count: wp.array(dtype=wp.int32)):
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        c = cell_of(points[i], inv_cell)
-        b = bucket_of(c, mask)
-        cell[i] = c
-        bucket[i] = b
-        wp.atomic_add(bucket_count, b, 1)
-
+    # --- counting sorts and the flat candidate lists ------------------------------------------
     @wp.kernel(module=module)
     def grid_fill(bucket: wp.array(dtype=wp.int32), bucket_start: wp.array(dtype=wp.int32),
                   gate: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32),
@@ -369,186 +314,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 values[j + 1] = values[j]
                 j -= 1
             values[j + 1] = key
-
-    @wp.kernel(module=module)
-    def edge_boxes(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
-                   gate: wp.array(dtype=wp.int32), mid: wp.array(dtype=vec3),
-                   half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
-        """Midpoint and half extent of each edge; maxhalf[0] = largest half extent component."""
-        if gate[0] == 0:
-            return
-        e = wp.tid()
-        a = p[edges[e][0]]
-        b = p[edges[e][1]]
-        m = (a + b) * scalar(0.5)
-        hv = vec3(wp.abs(a[0] - b[0]), wp.abs(a[1] - b[1]), wp.abs(a[2] - b[2])) * scalar(0.5)
-        mid[e] = m
-        half[e] = hv
-        wp.atomic_max(maxhalf, 0, wp.max(hv[0], wp.max(hv[1], hv[2])))
-
-    @wp.func(module=module)
-    def slot_push(q: int, found: int, slots: int, quad: wp.vec4i, key: int,
-                  scratch: wp.array(dtype=wp.vec4i), scratch_key: wp.array(dtype=wp.int32)):
-        """Query q's pair number ``found`` into its slots (dropped past ``slots``: counted,
-        and the frame is run again with more slots)."""
-        if found < slots:
-            scratch[q * slots + found] = quad
-            scratch_key[q * slots + found] = key
-
-    @wp.kernel(module=module)
-    def pt_query(p: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i), radius: scalar,
-                 inv_cell: scalar, mask: wp.int64, cell: wp.array(dtype=wp.vec3i),
-                 bucket_start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                 excl_start: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int32),
-                 slots: int, gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
-                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
-                 scratch_key: wp.array(dtype=wp.int32)):
-        """Vertices within ``radius`` of triangle tid, not incident, not excluded at rest:
-        written to the triangle's slots in one pass (key: the vertex), counted."""
-        if gate[0] == 0:
-            return
-        t = wp.tid()
-        tri = tris[t]
-        a = p[tri[0]]
-        b = p[tri[1]]
-        c = p[tri[2]]
-        lo = wp.min(wp.min(a, b), c) - vec3(radius, radius, radius)
-        hi = wp.max(wp.max(a, b), c) + vec3(radius, radius, radius)
-        c0 = cell_of(lo, inv_cell)
-        c1 = cell_of(hi, inv_cell)
-        r2 = radius * radius
-        found = int(0)
-        for cx in range(c0[0], c1[0] + 1):
-            for cy in range(c0[1], c1[1] + 1):
-                for cz in range(c0[2], c1[2] + 1):
-                    cc = wp.vec3i(cx, cy, cz)
-                    bk = bucket_of(cc, mask)
-                    for k in range(bucket_start[bk], bucket_start[bk + 1]):
-                        v = entries[k]
-                        if cell[v][0] != cx or cell[v][1] != cy or cell[v][2] != cz:
-                            continue
-                        if v == tri[0] or v == tri[1] or v == tri[2]:
-                            continue
-                        x = p[v]
-                        if x[0] < lo[0] or x[1] < lo[1] or x[2] < lo[2]:
-                            continue
-                        if x[0] > hi[0] or x[1] > hi[1] or x[2] > hi[2]:
-                            continue
-                        u, vv, w, _face = closest_point_triangle(x, a, b, c)
-                        d = x - (a * u + b * vv + c * w)
-                        if wp.dot(d, d) >= r2:
-                            continue
-                        if listed(excl_start, excluded, t, v) != 0:
-                            continue
-                        slot_push(t, found, slots, wp.vec4i(v, tri[0], tri[1], tri[2]), v,
-                                  scratch, scratch_key)
-                        found += 1
-        counts[t] = wp.min(found, slots)
-        if found > slots:
-            wp.atomic_max(need_slots, 0, found)
-
-    @wp.kernel(module=module)
-    def ee_query(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i), radius: scalar,
-                 mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
-                 maxhalf: wp.array(dtype=scalar), inv_cell: scalar, mask: wp.int64,
-                 cell: wp.array(dtype=wp.vec3i), bucket_start: wp.array(dtype=wp.int32),
-                 entries: wp.array(dtype=wp.int32), excl_start: wp.array(dtype=wp.int32),
-                 excluded: wp.array(dtype=wp.int32), slots: int,
-                 gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
-                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
-                 scratch_key: wp.array(dtype=wp.int32)):
-        """Edges j > tid whose closest points to edge tid are within ``radius``, not
-        incident, not excluded at rest (the grid holds midpoints; the query box is grown by
-        the largest half extent): written to the edge's slots (key: j), counted."""
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        ei = edges[i]
-        mi = mid[i]
-        hi_ = half[i]
-        grow = maxhalf[0] + radius
-        lo = mi - hi_ - vec3(grow, grow, grow)
-        hi = mi + hi_ + vec3(grow, grow, grow)
-        c0 = cell_of(lo, inv_cell)
-        c1 = cell_of(hi, inv_cell)
-        p1 = p[ei[0]]
-        p2 = p[ei[1]]
-        r2 = radius * radius
-        reach_i = wp.length(hi_)
-        found = int(0)
-        for cx in range(c0[0], c1[0] + 1):
-            for cy in range(c0[1], c1[1] + 1):
-                for cz in range(c0[2], c1[2] + 1):
-                    bk = bucket_of(wp.vec3i(cx, cy, cz), mask)
-                    # A bucket's entries are sorted: from the last down to the first j > i.
-                    first = bucket_start[bk]
-                    k = bucket_start[bk + 1] - 1
-                    while k >= first:
-                        j = entries[k]
-                        k -= 1
-                        if j <= i:
-                            break
-                        if cell[j][0] != cx or cell[j][1] != cy or cell[j][2] != cz:
-                            continue
-                        dm = mid[j] - mi
-                        hj = half[j]
-                        if wp.abs(dm[0]) > hi_[0] + hj[0] + radius:
-                            continue
-                        if wp.abs(dm[1]) > hi_[1] + hj[1] + radius:
-                            continue
-                        if wp.abs(dm[2]) > hi_[2] + hj[2] + radius:
-                            continue
-                        # Bounding spheres (centre the midpoint, radius the half length |half|).
-                        reach = reach_i + wp.length(hj) + radius
-                        if wp.dot(dm, dm) > reach * reach:
-                            continue
-                        ej = edges[j]
-                        if ei[0] == ej[0] or ei[0] == ej[1] or ei[1] == ej[0] or ei[1] == ej[1]:
-                            continue
-                        q1 = p[ej[0]]
-                        q2 = p[ej[1]]
-                        s, s2 = closest_points_segments(p1, p2, q1, q2)
-                        d = (p1 + (p2 - p1) * s) - (q1 + (q2 - q1) * s2)
-                        if wp.dot(d, d) >= r2:
-                            continue
-                        if listed(excl_start, excluded, i, j) != 0:
-                            continue
-                        slot_push(i, found, slots, wp.vec4i(ei[0], ei[1], ej[0], ej[1]), j,
-                                  scratch, scratch_key)
-                        found += 1
-        counts[i] = wp.min(found, slots)
-        if found > slots:
-            wp.atomic_max(need_slots, 0, found)
-
-    @wp.kernel(module=module)
-    def gather_candidates(counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
-                          slots: int, gate: wp.array(dtype=wp.int32),
-                          scratch: wp.array(dtype=wp.vec4i),
-                          scratch_key: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i)):
-        """Query tid's pairs, sorted by key (a fixed order for any thread order), to
-        out[offsets[tid]:] (those past the end are dropped: the frame is run again)."""
-        if gate[0] == 0:
-            return
-        q = wp.tid()
-        m = counts[q]
-        if m == 0:
-            return
-        base = q * slots
-        for a in range(base + 1, base + m):  # insertion sort of a few pairs
-            key = scratch_key[a]
-            quad = scratch[a]
-            b = a - 1
-            while b >= base and scratch_key[b] > key:
-                scratch_key[b + 1] = scratch_key[b]
-                scratch[b + 1] = scratch[b]
-                b -= 1
-            scratch_key[b + 1] = key
-            scratch[b + 1] = quad
-        start = offsets[q]
-        cap = out.shape[0]
-        for f in range(m):
-            if start + f < cap:
-                out[start + f] = scratch[base + f]
 
     @wp.kernel(module=module)
     def finish_candidates(total: wp.array(dtype=wp.int32), cap: int,
