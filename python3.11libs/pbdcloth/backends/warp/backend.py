@@ -411,7 +411,7 @@ class WarpBackend:
                 self._project_bend(launch, c, fresh)
                 self._project_tethers(launch, c)
                 self._project_colliders(launch, c, step)
-                self._project_self_collision(launch, c)
+                self._project_self_collision(launch, c, iteration)
             self._update(launch, c)
 
     def _substep(self, settings: ClothSettings, dt: float) -> _Substep:
@@ -529,10 +529,11 @@ class WarpBackend:
                     self.model.particle_count, c.settings.continuous_collision):
                 launch(kernel, dim, inputs)
 
-    def _project_self_collision(self, launch: _Recorder, c: _Substep) -> None:
+    def _project_self_collision(self, launch: _Recorder, c: _Substep, iteration: int) -> None:
         """Self-collision's narrow phase, last in the iteration."""
         if c.settings.self_collision:
-            self._selfcol.issue_project(launch, c.settings, self._p, self._x, self.m.inv_mass)
+            self._selfcol.issue_project(launch, c.settings, self._p, self._x, self.m.inv_mass,
+                                        iteration)
 
     def _update(self, launch: _Recorder, c: _Substep) -> None:
         """v = (p - x) / h with restitution on contacts; x = p."""

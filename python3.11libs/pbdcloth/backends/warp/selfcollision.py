@@ -81,7 +81,13 @@ from . import selfcollision_kernels as kk
 from .selfcollision_list_kernels import build_list_kernels
 from .selfcollision_lists import DeviceLists
 
-__all__ = ["WarpSelfCollision"]
+__all__ = ["SLACK_MARGIN", "WarpSelfCollision"]
+
+#: A pair is evaluated again once the motion of its particles can have used up its slack less
+#: this fraction of the thickness: the round-off of the kernels' distances (float32: ~1e-7 m
+#: at coordinates of a metre) stays far below it, so a skipped pair is one that an evaluation
+#: would also find no contact (the narrow phase's result is that of evaluating every pair).
+SLACK_MARGIN = 1e-3
 
 class _Scan:
     """Fixed-order exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``, in thread
@@ -135,7 +141,12 @@ class _Candidates:
         self.inc = wp.zeros(4 * capacity, dtype=wp.int32, device=device)
         self.inc_scan = _Scan(n, device, block)
         self.act = wp.zeros(capacity, dtype=wp.int32, device=device)
-        self.live = wp.zeros(capacity, dtype=wp.int32, device=device)
+        self.slack_c = wp.zeros(capacity, dtype=k.scalar, device=device)
+        """Contact slack of each pair [m] (:class:`pbdcloth.selfcollision.stage._Tracked`)."""
+        self.slack_x = wp.zeros(capacity, dtype=k.scalar, device=device)
+        """Fail-safe slack of each pair [m]."""
+        self.base = wp.zeros(capacity, dtype=k.scalar, device=device)
+        """Least ``moved`` of the pair's particles at its last evaluation [m]."""
         self.corr = wp.zeros(capacity, dtype=v3, device=device)
         self.wc = wp.zeros(capacity, dtype=v4, device=device)
         self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
@@ -214,6 +225,10 @@ class WarpSelfCollision:
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
         self.touch = wp.zeros(n, dtype=wp.int32, device=dev)
         self.reverted = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.moved = wp.zeros(n, dtype=s, device=dev)
+        """Length of every move of each particle since the substep's first narrow phase [m]."""
+        self.last = wp.zeros(n, dtype=v3, device=dev)
+        """Positions at the end of the last narrow phase [m]."""
         self.stats = wp.zeros(kk.STAT_SIZE, dtype=wp.int32, device=dev)
         self._excl_for: float | None = None
         self.pt_excluded: Any = None
@@ -294,6 +309,7 @@ class WarpSelfCollision:
             "self_rebuilds": float(st[kk.STAT_REBUILDS]),
             "self_partial_rebuilds": float(st[kk.STAT_PARTIAL]),
             "self_refreshed": float(st[kk.STAT_REFRESHED]),
+            "self_evaluated": float(st[kk.STAT_EVALUATED]),
             "self_reverted": float(st[kk.STAT_REVERTED]),
         }
 
@@ -327,41 +343,50 @@ class WarpSelfCollision:
         launch(k.add_stat, 1, [ee.count, kk.STAT_EE_CANDIDATES, self.stats])
 
     def issue_project(self, launch: Any, settings: ClothSettings, p: Any, x: Any,
-                      inv_mass: Any) -> None:
-        """Narrow phase of one solver iteration (after the obstacles): passes, fail-safe."""
+                      inv_mass: Any, iteration: int = 0) -> None:
+        """Narrow phase of solver iteration ``iteration`` of the substep (after the
+        obstacles): passes, fail-safe. The first iteration sets every pair's slack from a
+        bound on its distance; later ones add what the constraints moved each particle."""
         k, s = self.k, self.kb.scalar
         n = self.n
         t = float(settings.self_thickness)
         tune = self.tuning
-        band2 = s((tune.crossing_band * t) ** 2)
+        band = s(tune.crossing_band * t)
         mu = s(settings.self_friction)
         interior = s(tune.edge_interior)
+        margin = s(SLACK_MARGIN * t)
+        skip = int(tune.skip_unchanged)
         pt, ee = self.pt, self.ee
+        if iteration == 0:
+            launch(k.zero_scalars, n, [self.moved])
+            for fam, edge_pairs in ((pt, 0), (ee, 1)):
+                launch(k.track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
+                                                    fam.slack_c, fam.slack_x, fam.base,
+                                                    fam.workers])
+        else:
+            launch(k.moved_since, n, [p, self.last, self.moved])
         launch(k.project_begin, 1, [self.state, self.deep])
-        for pass_ in range(tune.passes):
-            first = int(pass_ == 0)
-            launch(k.pt_eval, pt.workers, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
-                                           band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
-                                           self.deep, self.touch, self.stats, pt.workers])
-            launch(k.contact_count, n, [pt.inc_start, pt.inc, pt.act, pt.wc, self.state,
-                                        self.touch, pt.cnt])
-            launch(k.contact_apply, n, [pt.inc_start, pt.inc, pt.idx, pt.act, pt.wc, pt.corr,
-                                        pt.cnt, self.state, self.touch, p])
-            launch(k.next_phase, 1, [self.state])
-            launch(k.ee_eval, ee.workers, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
-                                           band2, mu, interior, first, ee.live, ee.act,
-                                           ee.corr, ee.wc, self.deep, self.touch,
-                                           self.stats, ee.workers])
-            launch(k.contact_count, n, [ee.inc_start, ee.inc, ee.act, ee.wc, self.state,
-                                        self.touch, ee.cnt])
-            launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
-                                        ee.cnt, self.state, self.touch, p])
+        for _ in range(tune.passes):
+            for fam, edge_pairs in ((pt, 0), (ee, 1)):
+                launch(k.pair_eval, fam.workers, [
+                    p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
+                    interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
+                    fam.act, fam.corr, fam.wc, self.deep, self.touch, self.stats, fam.workers])
+                launch(k.contact_count, n, [fam.inc_start, fam.inc, fam.act, fam.wc,
+                                            self.state, self.touch, fam.cnt])
+                launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.idx, fam.act, fam.wc,
+                                            fam.corr, fam.cnt, self.state, self.touch, p,
+                                            self.moved])
+                if edge_pairs == 0:
+                    launch(k.next_phase, 1, [self.state])
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])
         for _ in range(tune.revert_rounds):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.mark_crossed, fam.workers, [p, x, inv_mass, fam.idx, fam.count,
-                                                     edge_pairs, band2, interior, fam.live,
-                                                     self.state, self.flag, self.reverted,
-                                                     fam.workers])
-            launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.stats])
+                launch(k.mark_crossed, fam.workers, [
+                    p, x, inv_mass, fam.idx, fam.count, edge_pairs, s(t), band, interior,
+                    self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip, self.state,
+                    self.flag, self.reverted, fam.workers])
+            launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.moved,
+                                       self.stats])
             launch(k.round_end, 1, [self.state])
+        launch(k.copy_vec3, n, [p, self.last])

@@ -36,6 +36,7 @@ STAT_EE_CONTACTS = 5
 STAT_REVERTED = 6
 STAT_PARTIAL = 7
 STAT_REFRESHED = 8
+STAT_EVALUATED = 9
 STAT_SIZE = 10
 
 #: Slots of the narrow phase's state array (int32).
@@ -435,19 +436,15 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         return n, wp.dot(n, diff)
 
     @wp.func(module=module)
-    def respond(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
-                inv_mass: wp.array(dtype=scalar), q: wp.vec4i, near: int, coef: vec4,
-                diff: vec3, dist2: scalar, diff0: vec3, normal: vec3, side0: scalar,
-                t: scalar, mu: scalar, c: int, act: wp.array(dtype=wp.int32),
-                corr: wp.array(dtype=vec3), wc_out: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
-                pass_id: int) -> int:
+    def respond(inv_mass: wp.array(dtype=scalar), q: wp.vec4i, coef: vec4, diff: vec3,
+                diff0: vec3, n: vec3, signed: scalar, t: scalar, mu: scalar, c: int,
+                act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
+                wc_out: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                touch: wp.array(dtype=wp.int32), pass_id: int) -> int:
         """Contact c's correction direction: act[c] = 1 and corr[c] = (push-out minus
-        friction) / W, wc_out[c] = w_k coef_k, when the pair is a contact; else act[c] = 0."""
+        friction) / W, wc_out[c] = w_k coef_k, when the pair (unit normal n on A's start side,
+        signed distance along it) is a contact; else act[c] = 0."""
         act[c] = 0
-        if near == 0:
-            return 0
-        n, signed = contact_normal(diff, dist2, normal, side0, t)
         if signed >= t:
             return 0
         wc = vec4(inv_mass[q[0]] * coef[0], inv_mass[q[1]] * coef[1],
@@ -471,57 +468,146 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 touch[q[k]] = pass_id
         return 1
 
-    @wp.kernel(module=module)
-    def pt_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
-                inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
-                count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
-                band2: scalar, mu: scalar, first: int, live: wp.array(dtype=wp.int32),
-                act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
-                wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
-                touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32),
-                stride: int):
-        """One pass over the point-triangle pairs still within the band at the previous pass
-        (all pairs at the first), as the numpy stage's shrinking lists."""
-        if state[ST_DONE] != 0:
-            return
-        for c in range(wp.tid(), count[0], stride):
-            if first == 0 and live[c] == 0:
-                act[c] = 0
-                continue
-            q = idx[c]
-            near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-            live[c] = near
-            if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t,
-                       mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
-                state[ST_PROJECTED] = 1
-                state[ST_PASS_ANY] = 1
-                wp.atomic_add(stats, STAT_PT_CONTACTS, 1)
+    @wp.func(module=module)
+    def most_moved(moved: wp.array(dtype=scalar), q: wp.vec4i) -> scalar:
+        return wp.max(wp.max(moved[q[0]], moved[q[1]]), wp.max(moved[q[2]], moved[q[3]]))
+
+    @wp.func(module=module)
+    def least_moved(moved: wp.array(dtype=scalar), q: wp.vec4i) -> scalar:
+        return wp.min(wp.min(moved[q[0]], moved[q[1]]), wp.min(moved[q[2]], moved[q[3]]))
+
+    @wp.func(module=module)
+    def unchanged(moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+                  slack: wp.array(dtype=scalar), q: wp.vec4i, c: int, margin: scalar,
+                  skip: int) -> int:
+        """1 when pair c cannot have used up its slack since its last evaluation: its
+        particles moved by at most ``most_moved - base`` each, so its distance changed by at
+        most twice that (``margin`` covers the round-off of the distances)."""
+        if skip == 0:
+            return 0
+        if scalar(2.0) * (most_moved(moved, q) - base[c]) + margin < slack[c]:
+            return 1
+        return 0
+
+    @wp.func(module=module)
+    def geometry(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3), q: wp.vec4i,
+                 edge_pairs: int, band2: scalar, interior: scalar):
+        """pt_geometry or ee_geometry; near 2 for a point-triangle pair within the band (so
+        that ``near == 2`` means "may be a contact" for both families)."""
+        if edge_pairs != 0:
+            return ee_geometry(p, x0, q, band2, interior)
+        near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+        return near * 2, coef, diff, dist2, diff0, normal, side0
+
+    @wp.func(module=module)
+    def track(moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+              slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar), q: wp.vec4i,
+              c: int, near: int, dist2: scalar, signed: scalar, band: scalar, t: scalar):
+        """What an evaluation found (the numpy stage's _Tracked.evaluate): slack of a pair
+        outside the band its distance less the band; a possible contact its signed distance
+        less the thickness (fail-safe: its distance, or -inf once crossed); a pair within the
+        band that cannot be a contact (edges meeting near an end) its distance less t."""
+        u = wp.sqrt(dist2)
+        sc = u - band
+        sx = u - band
+        if near == 2:
+            sc = signed - t
+            sx = u
+            if signed < zero:
+                sx = scalar(-1e30)
+        elif near == 1:
+            sc = u - t
+            sx = u
+        slack_c[c] = sc
+        slack_x[c] = sx
+        base[c] = least_moved(moved, q)
 
     @wp.kernel(module=module)
-    def ee_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
-                inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
-                count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
-                band2: scalar, mu: scalar, interior: scalar, first: int,
-                live: wp.array(dtype=wp.int32), act: wp.array(dtype=wp.int32),
-                corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
-                stats: wp.array(dtype=wp.int32), stride: int):
-        """As pt_eval for the edge pairs (contacts only where near = 2)."""
+    def track_begin(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
+                    count: wp.array(dtype=wp.int32), edge_pairs: int, band: scalar,
+                    slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                    base: wp.array(dtype=scalar), stride: int):
+        """The substep's first narrow phase: each pair's slack from a lower bound on its
+        distance (bounding spheres: the triangle's about its centroid, the edges' about their
+        midpoints); pairs within the band are evaluated in the first pass (slack -inf)."""
+        for c in range(wp.tid(), count[0], stride):
+            q = idx[c]
+            bound = zero
+            if edge_pairs != 0:
+                m1 = (p[q[0]] + p[q[1]]) * scalar(0.5)
+                m2 = (p[q[2]] + p[q[3]]) * scalar(0.5)
+                bound = (wp.length(m1 - m2) - scalar(0.5) * wp.length(p[q[0]] - p[q[1]])
+                         - scalar(0.5) * wp.length(p[q[2]] - p[q[3]]))
+            else:
+                a = p[q[1]]
+                b = p[q[2]]
+                cc = p[q[3]]
+                centre = (a + b + cc) * (one / scalar(3.0))
+                rad2 = wp.max(wp.max(wp.dot(a - centre, a - centre),
+                                     wp.dot(b - centre, b - centre)),
+                              wp.dot(cc - centre, cc - centre))
+                bound = wp.length(p[q[0]] - centre) - wp.sqrt(rad2)
+            s = bound - band
+            if bound < band:
+                s = scalar(-1e30)
+            slack_c[c] = s
+            slack_x[c] = s
+            base[c] = zero
+
+    @wp.kernel(module=module)
+    def moved_since(p: wp.array(dtype=vec3), last: wp.array(dtype=vec3),
+                    moved: wp.array(dtype=scalar)):
+        """moved += |p - last|: what the solver's constraints moved each particle since the
+        last narrow phase."""
+        i = wp.tid()
+        moved[i] = moved[i] + wp.length(p[i] - last[i])
+
+    @wp.kernel(module=module)
+    def copy_vec3(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
+        i = wp.tid()
+        dst[i] = src[i]
+
+    @wp.kernel(module=module)
+    def zero_scalars(a: wp.array(dtype=scalar)):
+        a[wp.tid()] = zero
+
+    @wp.kernel(module=module)
+    def pair_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                  inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                  count: wp.array(dtype=wp.int32), edge_pairs: int,
+                  state: wp.array(dtype=wp.int32), t: scalar, band: scalar, mu: scalar,
+                  interior: scalar, moved: wp.array(dtype=scalar),
+                  base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                  slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
+                  act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
+                  wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                  touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32),
+                  stride: int):
+        """One pass over one family's pairs: those whose slack the motion since their last
+        evaluation can have used up are evaluated (closest points, side, contact and its
+        correction); the others are no contact, as an evaluation would find."""
         if state[ST_DONE] != 0:
             return
+        band2 = band * band
+        evaluated = int(0)
         for c in range(wp.tid(), count[0], stride):
-            if first == 0 and live[c] == 0:
+            q = idx[c]
+            if unchanged(moved, base, slack_c, q, c, margin, skip) != 0:
                 act[c] = 0
                 continue
-            q = idx[c]
-            near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
-                                                                        interior)
-            live[c] = wp.min(near, 1)
-            if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0,
-                       t, mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
-                state[ST_PROJECTED] = 1
-                state[ST_PASS_ANY] = 1
-                wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
+            evaluated += 1
+            near, coef, diff, dist2, diff0, normal, side0 = geometry(p, x0, q, edge_pairs,
+                                                                     band2, interior)
+            n, signed = contact_normal(diff, dist2, normal, side0, t)
+            track(moved, base, slack_c, slack_x, q, c, near, dist2, signed, band, t)
+            act[c] = 0
+            if near == 2:  # noqa: SIM102 (Warp evaluates both sides of an ``and``)
+                if respond(inv_mass, q, coef, diff, diff0, n, signed, t, mu, c, act, corr, wc,
+                           deep, touch, state[ST_PASS]) != 0:
+                    state[ST_PROJECTED] = 1
+                    state[ST_PASS_ANY] = 1
+                    wp.atomic_add(stats, STAT_PT_CONTACTS + edge_pairs, 1)
+        wp.atomic_add(stats, STAT_EVALUATED, evaluated)
 
     @wp.kernel(module=module)
     def contact_count(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
@@ -547,9 +633,10 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                       idx: wp.array(dtype=wp.vec4i), act: wp.array(dtype=wp.int32),
                       wc: wp.array(dtype=vec4), corr: wp.array(dtype=vec3),
                       cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
-                      touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3)):
+                      touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3),
+                      moved: wp.array(dtype=scalar)):
         """p[i] += sum over its contacts (in list order) of w_i coef_i lambda / (the largest
-        contact count among the contact's moving particles)."""
+        contact count among the contact's moving particles); moved[i] += its length."""
         i = wp.tid()
         if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
             return
@@ -572,6 +659,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             touched = 1
         if touched != 0:
             p[i] = p[i] + dp
+            moved[i] = moved[i] + wp.length(dp)
 
     @wp.kernel(module=module)
     def next_phase(state: wp.array(dtype=wp.int32)):
@@ -591,33 +679,27 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.kernel(module=module)
     def mark_crossed(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
                      inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
-                     count: wp.array(dtype=wp.int32), edge_pairs: int, band2: scalar,
-                     interior: scalar, live: wp.array(dtype=wp.int32),
+                     count: wp.array(dtype=wp.int32), edge_pairs: int, t: scalar, band: scalar,
+                     interior: scalar, moved: wp.array(dtype=scalar),
+                     base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                     slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
                      state: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32),
                      reverted: wp.array(dtype=wp.int32), stride: int):
-        """Fail-safe: flag the free, not yet reverted particles of pairs (of those within the
-        band at the last pass) on the wrong side."""
+        """Fail-safe: flag the free, not yet reverted particles of pairs on the wrong side
+        (pairs that cannot have reached the other side since their last evaluation are
+        skipped, by their fail-safe slack)."""
         if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
             return
+        band2 = band * band
         for c in range(wp.tid(), count[0], stride):
-            if live[c] == 0:
-                continue
             q = idx[c]
-            near = int(0)
-            coef = vec4()
-            diff = vec3()
-            dist2 = zero
-            diff0 = vec3()
-            normal = vec3()
-            side0 = zero
-            if edge_pairs != 0:
-                near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
-                                                                            interior)
-            else:
-                near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-            if near != 1 + edge_pairs or side0 == zero:
+            if unchanged(moved, base, slack_x, q, c, margin, skip) != 0:
                 continue
-            if wp.dot(normal * side0, diff) >= zero:
+            near, coef, diff, dist2, diff0, normal, side0 = geometry(p, x0, q, edge_pairs,
+                                                                     band2, interior)
+            n, signed = contact_normal(diff, dist2, normal, side0, t)
+            track(moved, base, slack_c, slack_x, q, c, near, dist2, signed, band, t)
+            if near != 2 or signed >= zero:
                 continue
             epoch = state[ST_EPOCH]
             for k in range(4):
@@ -629,12 +711,14 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.kernel(module=module)
     def revert_apply(x0: wp.array(dtype=vec3), flag: wp.array(dtype=wp.int32),
                      state: wp.array(dtype=wp.int32), reverted: wp.array(dtype=wp.int32),
-                     p: wp.array(dtype=vec3), stats: wp.array(dtype=wp.int32)):
+                     p: wp.array(dtype=vec3), moved: wp.array(dtype=scalar),
+                     stats: wp.array(dtype=wp.int32)):
         i = wp.tid()
         if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
             return
         epoch = state[ST_EPOCH]
         if flag[i] == epoch and reverted[i] != epoch:
+            moved[i] = moved[i] + wp.length(x0[i] - p[i])
             p[i] = x0[i]
             reverted[i] = epoch
             wp.atomic_add(stats, STAT_REVERTED, 1)
