@@ -149,7 +149,6 @@ class _Candidates:
         """Least ``moved`` of the pair's particles at its last evaluation [m]."""
         self.corr = wp.zeros(capacity, dtype=v3, device=device)
         self.wc = wp.zeros(capacity, dtype=v4, device=device)
-        self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
         self.n = n
 
     def issue_finish(self, launch: Any, k: Any, kl: Any, list_state: Any, family: int,
@@ -225,6 +224,8 @@ class WarpSelfCollision:
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
         self.touch = wp.zeros(n, dtype=wp.int32, device=dev)
         self.reverted = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.cnt = wp.zeros(n, dtype=wp.int32, device=dev)
+        """Contacts of the current pass's half in which each particle moves."""
         self.moved = wp.zeros(n, dtype=s, device=dev)
         """Length of every move of each particle since the substep's first narrow phase [m]."""
         self.last = wp.zeros(n, dtype=v3, device=dev)
@@ -368,15 +369,17 @@ class WarpSelfCollision:
         launch(k.project_begin, 1, [self.state, self.deep])
         for _ in range(tune.passes):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
+                launch(k.zero_counts, n, [self.state, self.cnt])
                 launch(k.pair_eval, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
                     interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
-                    fam.act, fam.corr, fam.wc, self.deep, self.touch, self.stats, fam.workers])
-                launch(k.contact_count, n, [fam.inc_start, fam.inc, fam.act, fam.wc,
-                                            self.state, self.touch, fam.cnt])
-                launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.idx, fam.act, fam.wc,
-                                            fam.corr, fam.cnt, self.state, self.touch, p,
-                                            self.moved])
+                    fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
+                    fam.workers])
+                launch(k.contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
+                                                      self.cnt, self.state, fam.corr,
+                                                      fam.workers])
+                launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.act, fam.wc, fam.corr,
+                                            self.state, self.touch, p, self.moved])
                 if edge_pairs == 0:
                     launch(k.next_phase, 1, [self.state])
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])

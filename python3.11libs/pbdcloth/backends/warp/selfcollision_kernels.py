@@ -440,10 +440,12 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 diff0: vec3, n: vec3, signed: scalar, t: scalar, mu: scalar, c: int,
                 act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
                 wc_out: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
-                touch: wp.array(dtype=wp.int32), pass_id: int) -> int:
+                touch: wp.array(dtype=wp.int32), pass_id: int,
+                cnt: wp.array(dtype=wp.int32)) -> int:
         """Contact c's correction direction: act[c] = 1 and corr[c] = (push-out minus
         friction) / W, wc_out[c] = w_k coef_k, when the pair (unit normal n on A's start side,
-        signed distance along it) is a contact; else act[c] = 0."""
+        signed distance along it) is a contact, and each particle that it moves counts it in
+        cnt (integer atomics: the counts do not depend on order); else act[c] = 0."""
         act[c] = 0
         if signed >= t:
             return 0
@@ -466,6 +468,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         for k in range(4):
             if wc[k] != zero:
                 touch[q[k]] = pass_id
+                wp.atomic_add(cnt, q[k], 1)
         return 1
 
     @wp.func(module=module)
@@ -581,8 +584,8 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                   slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
                   act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
                   wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
-                  touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32),
-                  stride: int):
+                  touch: wp.array(dtype=wp.int32), cnt: wp.array(dtype=wp.int32),
+                  stats: wp.array(dtype=wp.int32), stride: int):
         """One pass over one family's pairs: those whose slack the motion since their last
         evaluation can have used up are evaluated (closest points, side, contact and its
         correction); the others are no contact, as an evaluation would find."""
@@ -603,40 +606,46 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             act[c] = 0
             if near == 2:  # noqa: SIM102 (Warp evaluates both sides of an ``and``)
                 if respond(inv_mass, q, coef, diff, diff0, n, signed, t, mu, c, act, corr, wc,
-                           deep, touch, state[ST_PASS]) != 0:
+                           deep, touch, state[ST_PASS], cnt) != 0:
                     state[ST_PROJECTED] = 1
                     state[ST_PASS_ANY] = 1
                     wp.atomic_add(stats, STAT_PT_CONTACTS + edge_pairs, 1)
         wp.atomic_add(stats, STAT_EVALUATED, evaluated)
 
     @wp.kernel(module=module)
-    def contact_count(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+    def zero_counts(state: wp.array(dtype=wp.int32), cnt: wp.array(dtype=wp.int32)):
+        """Contact counts to zero before a pass's half (nothing once the passes stopped)."""
+        if state[ST_DONE] != 0:
+            return
+        cnt[wp.tid()] = 0
+
+    @wp.kernel(module=module)
+    def contact_relax(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
                       act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
-                      state: wp.array(dtype=wp.int32), touch: wp.array(dtype=wp.int32),
-                      cnt: wp.array(dtype=wp.int32)):
-        """cnt[i] = contacts this pass in which particle i moves (0 unless touched)."""
-        i = wp.tid()
+                      cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
+                      corr: wp.array(dtype=vec3), stride: int):
+        """corr[c] /= the largest contact count among contact c's moving particles."""
         if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0:
             return
-        if touch[i] != state[ST_PASS]:
-            cnt[i] = 0
-            return
-        n = int(0)
-        for e in range(start[i], start[i + 1]):
-            c = entries[e] // 4
-            if act[c] != 0 and wc[c][entries[e] % 4] != zero:
-                n += 1
-        cnt[i] = n
+        for c in range(wp.tid(), count[0], stride):
+            if act[c] == 0:
+                continue
+            q = idx[c]
+            w = wc[c]
+            most = int(1)
+            for k in range(4):
+                if w[k] != zero:
+                    most = wp.max(most, cnt[q[k]])
+            corr[c] = corr[c] / scalar(most)
 
     @wp.kernel(module=module)
     def contact_apply(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                      idx: wp.array(dtype=wp.vec4i), act: wp.array(dtype=wp.int32),
-                      wc: wp.array(dtype=vec4), corr: wp.array(dtype=vec3),
-                      cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
+                      act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
+                      corr: wp.array(dtype=vec3), state: wp.array(dtype=wp.int32),
                       touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3),
                       moved: wp.array(dtype=scalar)):
-        """p[i] += sum over its contacts (in list order) of w_i coef_i lambda / (the largest
-        contact count among the contact's moving particles); moved[i] += its length."""
+        """p[i] += sum over its contacts (in list order) of w_i coef_i lambda (relaxed);
+        moved[i] += its length."""
         i = wp.tid()
         if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
             return
@@ -646,16 +655,10 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             c = entries[e] // 4
             if act[c] == 0:
                 continue
-            w = wc[c]
-            wk = w[entries[e] % 4]
+            wk = wc[c][entries[e] % 4]
             if wk == zero:
                 continue
-            q = idx[c]
-            most = int(1)
-            for k in range(4):
-                if w[k] != zero:
-                    most = wp.max(most, cnt[q[k]])
-            dp = dp + corr[c] * (wk / scalar(most))
+            dp = dp + corr[c] * wk
             touched = 1
         if touched != 0:
             p[i] = p[i] + dp
