@@ -61,6 +61,8 @@ def simulate(scene: Scene, frames: int, backend: str = "numpy", precision: str =
     if backend == "warp":
         solver.use_backend(WarpBackend(solver.model, device="cpu", precision=precision,
                                        use_graph=use_graph))
+    else:
+        solver.settings = solver.settings.replace(backend="numpy")
     out, stats = [], []
     for frame in range(1, frames + 1):
         if scene.animate is not None:
@@ -559,6 +561,27 @@ def test_unsupported_collider_is_named() -> None:
                          settings=ClothSettings(backend="warp", device="cpu"))
     with pytest.raises(WarpUnsupportedError, match="collider 1 is a Wobbly"):
         solver.step(DT)
+
+
+def test_auto_falls_back_to_numpy_for_a_collider_warp_cannot_evaluate() -> None:
+    """``backend="auto"`` steps on Warp until a frame brings a collider the device has no
+    kernel for; that frame and the later ones run on numpy, as a numpy solver would."""
+    class Wobbly(Sphere):
+        """A subclass may change the surface: the device cannot assume it is a sphere."""
+
+    pos, tris = grid(4, 4)
+    settings = ClothSettings(backend="auto", device="cpu", substeps=4)
+    solver = ClothSolver(pos, tris, settings=settings)
+    solver.step(DT)
+    assert solver.backend_name == "warp"
+    ref = ClothSolver(pos, tris, settings=settings.replace(backend="numpy"),
+                      velocities=solver.velocities)
+    ref.positions = solver.positions
+    for s in (solver, ref):
+        s.colliders = [Wobbly((0, -1.0, 0), 0.2)]
+        s.step(DT)
+    assert solver.backend_name == "numpy"
+    assert np.array_equal(solver.positions, ref.positions)
 
 
 def test_self_collision_runs_on_warp() -> None:

@@ -320,7 +320,7 @@ class ClothSettings(DeclaredSettings):
         "substep ('small steps') is usually best.",
     )
     backend: str = _declare(  # a BackendChoice (a str) after validation
-        BackendChoice.NUMPY, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
+        BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
         enum=BackendChoice,
         choices=(("numpy", "NumPy"), ("warp", "NVIDIA Warp"), ("auto", "Fastest available")),
         help="numpy: the reference, runs everywhere; warp: Warp kernels on the CPU or a CUDA "

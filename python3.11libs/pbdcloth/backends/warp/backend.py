@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -71,6 +73,45 @@ def resolve_device(device: str | None) -> Any:
         raise SettingsError(
             f"setting 'device' = {device!r} is not a Warp device here (available: {names}): {exc}"
         ) from None
+
+
+#: What a process prints (once, on stderr) before Warp compiles kernels that its kernel cache
+#: does not hold yet.
+COMPILING_MESSAGE = "pbdcloth: compiling kernels, once, ~15 s (Warp's kernel cache: {})"
+_announced = False
+
+
+def _load_block_dim(module: Any, device: Any) -> Any:
+    """The block length Warp loads ``module`` with on ``device`` by default (part of its
+    cache directory's name), from Warp's own rule where this Warp release has it."""
+    try:
+        from warp._src.context import _resolve_launch_block_dim
+    except ImportError:
+        return None
+    return _resolve_launch_block_dim(device, None if device.is_cpu else
+                                     module.options["block_dim"])
+
+
+def cache_is_cold(modules: Sequence[Any], device: Any) -> bool:
+    """True when Warp's kernel cache (``wp.config.kernel_cache_dir``) lacks the directory of
+    one of these modules on ``device`` (named by the module's content hash, as Warp names
+    it: ``wp_<module>_<hash>``)."""
+    root = wp.config.kernel_cache_dir
+    if root is None:  # Warp not initialized: nothing is cached yet
+        return True
+    return any(not os.path.isdir(os.path.join(
+        root, m.get_module_identifier(block_dim=_load_block_dim(m, device)))) for m in modules)
+
+
+def announce_compilation(modules: Sequence[Any], device: Any) -> bool:
+    """Print :data:`COMPILING_MESSAGE` when the cache is cold for these modules, once per
+    process. Returns whether it printed."""
+    global _announced
+    if _announced or not cache_is_cold(modules, device):
+        return False
+    _announced = True
+    print(COMPILING_MESSAGE.format(wp.config.kernel_cache_dir), file=sys.stderr, flush=True)
+    return True
 
 
 #: First Warp release that captures graphs on the CPU (replayed natively); older ones replay
@@ -374,16 +415,20 @@ class WarpBackend:
         if self._colliders is not None:
             self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
                                          if isinstance(c, SdfCollider)]
+        modules = [k.module]
+        if self._lane_kernels is not None:
+            modules.append(self._lane_kernels.module)
         if settings.self_collision:
             from .selfcollision import WarpSelfCollision
 
             if self._selfcol is None:
                 self._selfcol = WarpSelfCollision(self.model, k, dev, tuning=self.tuning)
             self._selfcol.prepare(settings)
-            wp.load_module(self._selfcol.k.module, device=dev)
-        wp.load_module(k.module, device=dev)
-        if self._lane_kernels is not None:
-            wp.load_module(self._lane_kernels.module, device=dev)
+            modules += [self._selfcol.k.module, self._selfcol.kl.module]
+        objects = [wp.get_module(name) for name in modules]
+        announce_compilation(objects, dev)
+        for module in objects:
+            wp.load_module(module, device=dev)
         if self._use_graph and _can_capture(dev):
             with wp.ScopedCapture(device=dev) as capture:
                 self._issue_frame(_Recorder(dev, record=False), settings, dt)
