@@ -40,12 +40,15 @@ from pbdcloth.scenes.cloth import fold_scene
 
 # The constraint solve (the CPU path's eight-wide lane kernels carry a "_lanes" suffix).
 SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers", "zero_scalars")
-NARROW = ("project_begin", "pt_eval", "ee_eval", "contact_count", "contact_apply", "next_phase",
-          "pass_end", "mark_crossed", "revert_apply", "round_end")
+NARROW = ("project_begin", "pair_eval", "zero_counts", "contact_relax", "contact_apply",
+          "next_phase", "pass_end", "mark_crossed", "revert_apply", "round_end", "track_begin",
+          "moved_since", "copy_vec3", "zero_scalars")
 
 
 def _phase(launch: Any) -> str:
-    name = launch.kernel.key.rsplit("__", 1)[-1]
+    name = launch.kernel.key.rsplit("__", 1)[-1].rsplit(".", 1)[-1]
+    if "build_list_kernels" in launch.kernel.key:
+        return "broad"
     if "build_self_kernels" in launch.kernel.key:
         return "narrow" if name in NARROW else "broad"
     return "solve" if name.removesuffix("_lanes") in SOLVE else "other"

@@ -1,9 +1,12 @@
 """Cloth self-collision on the Warp device: the numpy stage's method as kernels (CPU or CUDA).
 
 Same semantics as :mod:`pbdcloth.selfcollision.stage` (read its module docstring: clamp,
-Verlet candidate lists, sided contacts, friction, Jacobi averaging, fail-safe), with the
-device-side data structures below. Everything is issued into the Warp backend's recorded frame
-(one graph for the whole frame): nothing waits for the host inside a frame.
+Verlet candidate lists with partial updates, sided contacts, friction, Jacobi averaging, the
+skipping of unchanged pairs, fail-safe), with the device-side data structures below.
+Everything is issued into the Warp backend's recorded frame (one graph for the whole frame):
+nothing waits for the host inside a frame; what the numpy stage decides on the host (a partial
+update or a full build, its skin, whether the passes stop) is decided by one-thread kernels
+and read by the others from device flags.
 
 Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
 
@@ -11,58 +14,47 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    two-level sum of m v), then each free particle's velocity relative to it clamped to
    ``c t / h``; the clamped centre-of-mass velocity is summed the same way and every free
    particle shifted back by the difference (momentum kept) and its prediction redone.
-2. Verlet check: the largest deviation of any particle's displacement since the last build
-   from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
-   ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
-   rebuild is due, so a frame replays the same launches either way.
-3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (rest_exclusion - 1 - c) t``:
-   the list radius is the rest exclusion radius, the numpy stage's smaller skin, so unstrained
-   cloth lists nothing; the device lists are always built in full: the numpy stage's partial
-   updates, its larger skin for them, and its narrow phase's skipping of unchanged pairs are
-   not ported): a hashed uniform grid (cells of about the query radius, a power-of-two
-   bucket table; counting sort of the points into buckets) over the vertices, and one over
-   the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
-   keeps the vertices (the edges ``j > i``, read from the end of each sorted bucket) that
-   pass, cheapest test first, the box test (edges: then their bounding spheres), "not
-   incident", the exact closest-point distance and "not excluded at rest" (a scan of the
-   query's own short list of the numpy stage's rest-exclusion keys). Pairs merely joined by
-   a mesh edge are tested, as in the numpy stage. One pass writes each query's pairs to its
-   own slots; a fixed-order prefix sum of the counts and a gathering pass put them at the
-   query's offset, sorted by partner: the candidate list's order does not depend on thread
-   order. Each particle then gets the list of (candidate, corner) it appears in, sorted.
-4. Narrow phase, after the obstacles in every solver iteration: up to ``passes`` Jacobi
-   passes (point-triangle, then edge-edge, as numpy), each one kernel per candidate (closest
-   points, side, contact and its correction ``lambda n`` with friction) and two per particle
-   (contact counts; the sum of its corrections over its sorted list, each divided by the
-   largest contact count among the contact's moving particles). A device flag ends the passes
-   once no contact is deeper than ``resolved t``. Then the fail-safe: up to
-   ``revert_rounds`` rounds that put the free particles of pairs found on the wrong side
-   back to their substep start.
+2. Candidate lists (:mod:`.selfcollision_lists`): the numpy stage's Verlet lists, reference
+   positions, movers past half the skin, a partial update for the movers only or a full build
+   (large skin from the rest gap while partial updates follow, the small one while the cloth
+   crumples), searched on row grids of sorted cell keys (:mod:`.selfcollision_list_kernels`).
+   Each triangle (edge) keeps its partners sorted in its own slots; a fixed-order prefix sum
+   gathers them into the flat lists, so their order does not depend on thread order. Each
+   particle then gets the list of (candidate, corner) it appears in, sorted. The lists equal
+   the numpy stage's pair for pair after any sequence of updates (tested).
+3. Narrow phase, after the obstacles in every solver iteration: up to ``passes`` Jacobi passes
+   (point-triangle, then edge-edge, as numpy), each one kernel over the family's pairs
+   (``pair_eval``: the pairs whose slack the motion since their last evaluation can have used
+   up are evaluated: closest points, side, contact, its correction ``lambda n`` with friction,
+   and an integer count of contacts per moving particle), one over the contacts (each
+   correction divided by the largest count among its moving particles) and one per particle
+   (the sum of its corrections over its sorted list, added to its ``moved``). A device flag
+   ends the passes once no contact is deeper than ``resolved t``. Then the fail-safe: up to
+   ``revert_rounds`` rounds that put the free particles of pairs found on the wrong side back
+   to their substep start. ``moved`` (per particle, summed over the substep) and each pair's
+   slack and base are those of :class:`pbdcloth.selfcollision.stage._Tracked`; a pair is
+   evaluated again once twice its particles' motion plus ``SLACK_MARGIN t`` reaches its slack,
+   so the result is that of evaluating every pair (``skip_unchanged=False``; tested bit for
+   bit on the fold scene).
 
-Capacity: candidate buffers (the per-query slots and the list) are allocated for a guess and
-never overrun (a pair past the end is counted, not written). After each frame the host reads the largest count needed; when it
-exceeded the buffers they grow and the frame is run again from its start, rebuilding the
-lists at its first substep (so a run that grew its buffers differs from one that started
-with large ones by that extra rebuild; both are deterministic).
+Capacity: candidate buffers (the per-owner slots and the flat list) are allocated for a guess
+and never overrun (a pair past the end is counted, not written). After each frame the host
+reads the largest count needed; when it exceeded the buffers they grow and the frame is run
+again from its start with a full build at its first substep (so a run that grew its buffers
+differs from one that started with large ones by that build; both are deterministic).
 
-Cost (README, "Self-collision on Warp"; ``scripts/bench_warp_selfcollision.py``): on one CPU
-core at 10k particles the fold scene rebuilds its lists at nearly every substep, and a build
-costs 20-100 ms against 0.8 ms for the constraint solve (the edge-edge query most of it); the
-narrow phase about 40 ms in the folded state.
+Cost: ``scripts/bench_selfcollision.py`` (README, "Self-collision on Warp"). The Warp CPU
+device runs every launch on one thread; the frame is one graph replay (one native call), so a
+second core stays idle (measured: README).
 
 Names in ``code`` (``passes``, ``resolved``, ...) are fields of the
 :class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning` passed in, as are the first buffer
 sizes (``warp_initial_per_query``, ``warp_min_capacity``, ``warp_initial_slots``) and the
 thread block length of the sums and scans (``warp_block``).
 
-Determinism: see :mod:`.selfcollision_kernels` (no float sum depends on thread order).
-Two runs on the CPU device are bit-identical (tested); CUDA is untested.
-
-Measured (tests/test_warp_selfcollision.py, CPU device): the broad phase finds exactly the
-non-incident pairs within its radius (brute force) and exactly the numpy stage's lists, one
-narrow pass agrees with the numpy stage to 1e-12 m in float64, the fold scene and the twist
-scene (24 x 24, up to 180 degrees) have no intersecting triangles at any frame end and no
-vertex closer than t / 2 to a non-neighbour triangle.
+Determinism: no float sum depends on thread order (:mod:`.selfcollision_kernels`); integer
+counters are order-free. Two runs on the CPU device are bit-identical (tested); CUDA is
+untested.
 """
 
 from __future__ import annotations
