@@ -234,6 +234,58 @@ def newton_vbd(scene: Scene, x: np.ndarray, substeps: int = 3) -> dict[str, Any]
         return {"error": f"newton failed: {type(exc).__name__}: {exc}"}
 
 
+def two_threads(repeats: int = 3) -> dict[str, float]:
+    """Whether two Warp CPU launches run at once: a busy kernel (about 0.1 s) launched twice
+    one after the other, then once from each of two Python threads; the same with numpy sorts
+    (which release the GIL) as the control of how many cores this process gets now. Wall and
+    process CPU seconds, best of ``repeats``."""
+    import threading
+
+    import warp as wp
+
+    @wp.kernel
+    def busy(out: wp.array(dtype=float), n: int):  # type: ignore[no-untyped-def, valid-type]
+        i = wp.tid()
+        acc = float(0.0)  # noqa: UP018 (Warp: a float local that the loop changes)
+        for k in range(n):
+            acc = acc + wp.sin(float(k) * 1e-3 + float(i))  # type: ignore[arg-type]
+        out[i] = acc
+
+    arrays = [wp.zeros(1000, dtype=float, device="cpu") for _ in range(2)]
+    wp.launch(busy, dim=1000, inputs=[arrays[0], 1], device="cpu")
+    data = [np.random.default_rng(k).random(3_000_000) for k in range(2)]
+
+    def warp_job(k: int) -> None:
+        wp.launch(busy, dim=1000, inputs=[arrays[k], 20000], device="cpu")
+
+    def numpy_job(k: int) -> None:
+        np.sort(data[k])
+
+    def timed(job: Callable[[int], None], threaded: bool) -> tuple[float, float]:
+        best = (float("inf"), 0.0)
+        for _ in range(repeats):
+            wall, cpu = time.perf_counter(), time.process_time()
+            if threaded:
+                pool = [threading.Thread(target=job, args=(k,)) for k in range(2)]
+                for t in pool:
+                    t.start()
+                for t in pool:
+                    t.join()
+            else:
+                job(0)
+                job(1)
+            best = min(best, (time.perf_counter() - wall, time.process_time() - cpu))
+        return best
+
+    out = {}
+    for name, job in (("warp", warp_job), ("numpy", numpy_job)):
+        for threaded in (False, True):
+            wall, cpu = timed(job, threaded)
+            key = f"{name}_{'threads' if threaded else 'serial'}"
+            out[f"{key}_wall_s"], out[f"{key}_cpu_s"] = wall, cpu
+    return out
+
+
 def saved_states(resolution: int, starts: list[int], path: str | None) -> dict[int, Any]:
     """(x, v) after ``start - 1`` frames of a Warp CPU run of the fold scene, per start (read
     from ``path`` when it holds them, else simulated and written there)."""
@@ -290,17 +342,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="numpy,warp", help="comma separated")
     parser.add_argument("--newton", action="store_true",
                         help="also time Newton's SolverVBD with self-contact (if it imports)")
+    parser.add_argument("--threads", action="store_true",
+                        help="also measure whether two Warp CPU launches run at once")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
 
     starts = sorted(int(k) for k in args.starts.split(","))
     backends = [b for b in args.backends.split(",") if b]
     t0 = time.perf_counter()
-    states = saved_states(args.resolution, starts, args.states)
+    states = (saved_states(args.resolution, starts, args.states) if backends or args.newton
+              else {})
     warm = time.perf_counter() - t0
     run = {"numpy": numpy_window, "warp": warp_window}
-    windows = []
-    for start in starts:
+    windows: list[dict[str, Any]] = []
+    for start in starts if backends else []:
         x, v = states[start]
         cols = {}
         for name in backends:
@@ -316,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         "states_seconds": warm, "windows": windows}
     if args.newton:
         result["newton_vbd"] = newton_vbd(scene, states[starts[-1]][0])
+    if args.threads:
+        result["two_threads"] = two_threads()
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -325,12 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     head = "".join(f"{'{} {}-{}'.format(b, *w['frames']):>16}" for w in windows
                    for b in w["backends"])
     print(f"  {'':<40}{head}")
-    for label, key, unit in LABELS:
+    for label, key, unit in LABELS if windows else []:
         cells = "".join(
             f"{w['backends'][b][key]:>13.2f} {unit:<2}" if key in w["backends"][b]
             else f"{'-':>16}" for w in windows for b in w["backends"])
         print(f"  {label:<40}{cells}")
-    if "warp" in backends:
+    if "warp" in backends and windows:
         last = windows[-1]["backends"]["warp"]
         print("goals (Warp CPU self-collision, lists + narrow, launch by launch):")
         print("  <= 10 ms per substep in each window: " + ", ".join(
@@ -341,12 +398,18 @@ def main(argv: list[str] | None = None) -> int:
             print("  <= 2 x the numpy solve in every window: " + ", ".join(
                 f"{w['backends']['warp']['self_ms'] / w['backends']['numpy']['solve_ms']:.1f} x"
                 for w in windows))
+    if "two_threads" in result:
+        tt = result["two_threads"]
+        for name in ("warp", "numpy"):
+            print(f"two {name} jobs: one after the other {tt[f'{name}_serial_wall_s']:.3f} s, "
+                  f"on two threads {tt[f'{name}_threads_wall_s']:.3f} s wall, "
+                  f"{tt[f'{name}_threads_cpu_s']:.3f} s process CPU")
     if "newton_vbd" in result:
         nv = result["newton_vbd"]
         if "error" in nv:
             print(f"Newton SolverVBD: {nv['error']}")
         else:
-            ours = windows[-1]["backends"].get("warp", {}).get("substep_ms")
+            ours = windows[-1]["backends"].get("warp", {}).get("substep_ms") if windows else None
             ratio = f", {nv['ms_per_substep'] / ours:.1f} x our Warp substep" if ours else ""
             print(f"Newton {nv['version']} SolverVBD, self-contact, 10 iterations, "
                   f"{nv['particles']} particles, CPU: {nv['ms_per_substep']:.0f} ms per "
