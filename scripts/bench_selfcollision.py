@@ -55,7 +55,7 @@ CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "projec
 WARP_SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers",
               "zero_scalars")
 #: Warp self-collision kernels of the narrow phase (the others maintain the lists).
-WARP_NARROW = ("project_begin", "pair_eval", "zero_counts", "contact_relax", "contact_apply",
+WARP_NARROW = ("project_begin", "pair_eval", "zero_counts", "contact_relax", "contact_apply", "apply_sums",
                "next_phase", "pass_end", "mark_crossed", "revert_apply", "round_end",
                "track_begin", "moved_since", "copy_vec3", "zero_scalars")
 

@@ -40,7 +40,7 @@ from pbdcloth.scenes.cloth import fold_scene
 
 # The constraint solve (the CPU path's eight-wide lane kernels carry a "_lanes" suffix).
 SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers", "zero_scalars")
-NARROW = ("project_begin", "pair_eval", "zero_counts", "contact_relax", "contact_apply",
+NARROW = ("project_begin", "pair_eval", "zero_counts", "contact_relax", "contact_apply", "apply_sums",
           "next_phase", "pass_end", "mark_crossed", "revert_apply", "round_end", "track_begin",
           "moved_since", "copy_vec3", "zero_scalars")
 

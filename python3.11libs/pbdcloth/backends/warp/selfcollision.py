@@ -73,7 +73,14 @@ from . import selfcollision_kernels as kk
 from .selfcollision_list_kernels import build_list_kernels
 from .selfcollision_lists import DeviceLists
 
-__all__ = ["SLACK_MARGIN", "WarpSelfCollision"]
+__all__ = ["SLACK_MARGIN", "SUMS", "WarpSelfCollision"]
+
+#: How a pass adds the contacts' corrections to the particles, both in the order of the
+#: candidate list: "scatter" adds each contact's share to its particles contact by contact (one
+#: thread on the CPU, so in list order; on CUDA float atomics would add them in thread order);
+#: "gather" sums, per particle, over its sorted list of (contact, corner) entries (every
+#: device, deterministic; the default on CUDA). On the CPU both give the same bits (tested).
+SUMS = frozenset({"scatter", "gather"})
 
 #: A pair is evaluated again once the motion of its particles can have used up its slack less
 #: this fraction of the thickness: the round-off of the kernels' distances (float32: ~1e-7 m
@@ -108,8 +115,10 @@ class _Candidates:
     of ``block``."""
 
     def __init__(self, queries: int, n: int, capacity: int, slots: int, device: Any,
-                 k: Any, block: int) -> None:
+                 k: Any, block: int, scatter: bool) -> None:
         v3, v4 = k.vec3, k.vec4
+        self.scatter = scatter
+        """Corrections are added contact by contact (no incidence lists: :data:`SUMS`)."""
         self.queries = queries
         self.capacity = capacity
         self.slots = slots
@@ -146,7 +155,7 @@ class _Candidates:
     def issue_finish(self, launch: Any, k: Any, kl: Any, list_state: Any, family: int,
                      tris: Any, edges: Any, gate: Any) -> None:
         """After the searches: each owner's slots sorted, offsets, pairs gathered as quads,
-        the count and the per-particle incidence lists."""
+        the count and (gathered sums) the per-particle incidence lists."""
         launch(kl.sort_slots, self.queries, [list_state, self.slots, self.counts, self.keys,
                                              self.kept])
         self.scan.issue(launch, k, self.kept, self.offsets, gate)
@@ -154,6 +163,8 @@ class _Candidates:
                                          self.kept, self.offsets, self.keys, self.idx])
         launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
                                         self.need])
+        if self.scatter:
+            return
         launch(k.zero_ints, self.n, [self.inc_n, gate])
         launch(k.zero_ints, self.n, [self.inc_cursor, gate])
         w = self.workers
@@ -175,8 +186,14 @@ class WarpSelfCollision:
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any,
-                 tuning: SelfCollisionTuning = DEFAULT_TUNING) -> None:
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None) -> None:
         self.model = model
+        if sums is None:
+            sums = "gather" if wp.get_device(device).is_cuda else "scatter"
+        if sums not in SUMS:
+            raise ValueError(f"sums must be one of {sorted(SUMS)}, got {sums!r}")
+        self.sums = sums
+        """How each pass adds the contacts' corrections to the particles (:data:`SUMS`)."""
         self.tuning = tuning
         self.device = device
         self.kb = k
@@ -216,6 +233,8 @@ class WarpSelfCollision:
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
         self.touch = wp.zeros(n, dtype=wp.int32, device=dev)
         self.reverted = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.dp = wp.zeros(n, dtype=v3, device=dev)
+        """Each particle's summed correction of the current pass's half (scattered sums)."""
         self.cnt = wp.zeros(n, dtype=wp.int32, device=dev)
         """Contacts of the current pass's half in which each particle moves."""
         self.moved = wp.zeros(n, dtype=s, device=dev)
@@ -228,9 +247,9 @@ class WarpSelfCollision:
         self.ee_excluded: Any = None
         per_query, least = tuning.warp_initial_per_query, tuning.warp_min_capacity
         self.pt = _Candidates(self.n_tris, n, max(least, per_query * self.n_tris),
-                              tuning.warp_initial_slots, dev, k, block)
+                              tuning.warp_initial_slots, dev, k, block, sums == "scatter")
         self.ee = _Candidates(self.n_edges, n, max(least, per_query * self.n_edges),
-                              tuning.warp_initial_slots, dev, k, block)
+                              tuning.warp_initial_slots, dev, k, block, sums == "scatter")
 
     # --- host side, once per recording or frame -----------------------------------------------
     def prepare(self, settings: ClothSettings) -> None:
@@ -282,7 +301,8 @@ class WarpSelfCollision:
                     cap = int(need * 1.5) + self.tuning.warp_min_capacity
                 slots = max(fam.slots, need_slots + need_slots // 2)
                 setattr(self, name, _Candidates(fam.queries, self.n, cap, slots, self.device,
-                                                self.kb, self.tuning.warp_block))
+                                                self.kb, self.tuning.warp_block,
+                                                fam.scatter))
                 grew = True
         if grew:
             self.stats.zero_()
@@ -369,9 +389,13 @@ class WarpSelfCollision:
                     fam.workers])
                 launch(k.contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
                                                       self.cnt, self.state, fam.corr,
-                                                      fam.workers])
-                launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.act, fam.wc, fam.corr,
-                                            self.state, self.touch, p, self.moved])
+                                                      int(fam.scatter), self.dp, fam.workers])
+                if fam.scatter:
+                    launch(k.apply_sums, n, [self.state, self.touch, self.dp, p, self.moved])
+                else:
+                    launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.act, fam.wc,
+                                                fam.corr, self.state, self.touch, p,
+                                                self.moved])
                 if edge_pairs == 0:
                     launch(k.next_phase, 1, [self.state])
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])

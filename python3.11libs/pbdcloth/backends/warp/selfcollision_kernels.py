@@ -623,8 +623,11 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     def contact_relax(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
                       act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
                       cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
-                      corr: wp.array(dtype=vec3), stride: int):
-        """corr[c] /= the largest contact count among contact c's moving particles."""
+                      corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3),
+                      stride: int):
+        """corr[c] /= the largest contact count among contact c's moving particles; with
+        ``scatter``, each moving particle's share w_k coef_k corr[c] added to dp (in list
+        order on the CPU's one thread: the order the gathered sums use)."""
         if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0:
             return
         for c in range(wp.tid(), count[0], stride):
@@ -636,7 +639,25 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             for k in range(4):
                 if w[k] != zero:
                     most = wp.max(most, cnt[q[k]])
-            corr[c] = corr[c] / scalar(most)
+            share = corr[c] / scalar(most)
+            corr[c] = share
+            if scatter != 0:
+                for k in range(4):
+                    if w[k] != zero:
+                        wp.atomic_add(dp, q[k], share * w[k])
+
+    @wp.kernel(module=module)
+    def apply_sums(state: wp.array(dtype=wp.int32), touch: wp.array(dtype=wp.int32),
+                   dp: wp.array(dtype=vec3), p: wp.array(dtype=vec3),
+                   moved: wp.array(dtype=scalar)):
+        """Scattered sums: p[i] += dp[i], moved[i] += its length, dp[i] = 0 (touched only)."""
+        i = wp.tid()
+        if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
+            return
+        d = dp[i]
+        p[i] = p[i] + d
+        moved[i] = moved[i] + wp.length(d)
+        dp[i] = vec3(zero, zero, zero)
 
     @wp.kernel(module=module)
     def contact_apply(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
