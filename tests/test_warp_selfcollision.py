@@ -206,7 +206,7 @@ def test_scattered_and_gathered_sums_give_the_same_bits(precision: str) -> None:
 
 
 def test_sums_default_by_device_and_reject_unknown_names() -> None:
-    pos, tris, x = _crumpled()
+    pos, tris, _ = _crumpled()
     model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
     k = build_kernels("float32")
     assert WarpSelfCollision(model, k, wp.get_device("cpu")).sums == "scatter"
