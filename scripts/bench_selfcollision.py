@@ -389,15 +389,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:<40}{cells}")
     if "warp" in backends and windows:
         last = windows[-1]["backends"]["warp"]
-        print("goals (Warp CPU self-collision, lists + narrow, launch by launch):")
-        print("  <= 10 ms per substep in each window: " + ", ".join(
-            f"{w['backends']['warp']['self_ms']:.1f}" for w in windows))
+        print("goals (Warp CPU self-collision per substep: the graph with it on less off):")
+        print("  <= 10 ms in each window: " + ", ".join(
+            f"{w['backends']['warp']['graph_self_ms']:.1f} ms" for w in windows))
         print(f"  <= 2 x the Warp solve at the last window: "
-              f"{last['self_ms'] / last['solve_ms']:.1f} x")
+              f"{last['graph_self_ms'] / last['solve_ms']:.1f} x")
         if "numpy" in backends:
             print("  <= 2 x the numpy solve in every window: " + ", ".join(
-                f"{w['backends']['warp']['self_ms'] / w['backends']['numpy']['solve_ms']:.1f} x"
-                for w in windows))
+                f"{w['backends']['warp']['graph_self_ms'] / w['backends']['numpy']['solve_ms']:.1f}"
+                " x" for w in windows))
     if "two_threads" in result:
         tt = result["two_threads"]
         for name in ("warp", "numpy"):
