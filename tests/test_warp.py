@@ -591,6 +591,8 @@ def test_self_collision_runs_on_warp() -> None:
                                                            self_collision=True))
     stats = solver.step(DT)
     assert np.isfinite(solver.positions).all() and "self_pt_candidates" in stats.extra
+    numpy = ClothSolver(pos, tris, settings=ClothSettings(backend="numpy", self_collision=True))
+    assert set(numpy.step(DT).extra) == set(stats.extra)  # the same counters on both
 
 
 def test_package_imports_and_falls_back_without_warp() -> None:
