@@ -1,7 +1,9 @@
-"""Self-collision on the Warp backend (CPU device), what only Warp has: the device broad phase
-against brute force and against the numpy stage's lists, one projection against the numpy
-stage, and the growth of the device's candidate buffers. (The fold and twist scenes run on
-both backends in ``test_selfcollision.py``.)
+"""Self-collision on the Warp backend (CPU device), what only Warp has: the device lists against
+brute force and against the numpy stage's lists (one build, and pair for pair after every
+partial update of a sequence through the fold scene), one projection against the numpy stage,
+the skipping of unchanged pairs against evaluating every pair (bit for bit), scattered against
+gathered sums (bit for bit), and the growth of the device's candidate buffers. (The fold and
+twist scenes run on both backends in ``test_selfcollision.py``.)
 """
 
 from __future__ import annotations
