@@ -32,8 +32,8 @@ SUBSTEPS = 10
 
 def _solver(n: int, model: str, substeps: int) -> ClothSolver:
     pos, tris = grid(n, n, 1.0, 1.0, plane="xy")
-    settings = ClothSettings(model=model, substeps=substeps, iterations=1, bend_stiffness=0.5,
-                             bend_compliance=1.0, damping=0.5)
+    settings = ClothSettings(backend="numpy", model=model, substeps=substeps, iterations=1,
+                             bend_stiffness=0.5, bend_compliance=1.0, damping=0.5)
     return ClothSolver(pos, tris, pinned=[0, n - 1], settings=settings)
 
 

@@ -55,7 +55,7 @@ def _settle(solver: ClothSolver, frames: int) -> None:
 
 def triangle_solver(substeps: int, **changes: object) -> ClothSolver:
     pos = np.array([[-A, 0.0, 0.0], [A, 0.0, 0.0], [0.0, -B, 0.0]])
-    s = ClothSettings(**{"model": "xpbd", "substeps": substeps, "iterations": 1,
+    s = ClothSettings(**{"backend": "numpy", "model": "xpbd", "substeps": substeps, "iterations": 1,
                          "stretch_compliance": ALPHA, "density": DENSITY, "damping": 30.0,
                          **changes})  # type: ignore[arg-type]
     return ClothSolver(pos, [[0, 1, 2]], pinned=[0, 1], settings=s)
@@ -84,7 +84,8 @@ def triangle_depth(substeps: int, frames: int = 48, **changes: object) -> tuple[
 
 def cloth_sag(substeps: int, frames: int = 72, n: int = 30) -> float:
     pos, tris = grid(n, n, 1.0, 1.0, plane="xy")
-    s = ClothSettings(model="xpbd", substeps=substeps, iterations=1, damping=8.0)
+    s = ClothSettings(backend="numpy", model="xpbd", substeps=substeps, iterations=1,
+                      damping=8.0)
     solver = ClothSolver(pos, tris, pinned=[0, n - 1], settings=s)
     _settle(solver, frames)
     return float(-solver.positions[:, 1].min())

@@ -56,6 +56,8 @@ def _run(scene: Scene, frames: int, device: str | None, precision: str = "float3
         from pbdcloth.backends.warp.backend import WarpBackend
 
         solver.use_backend(WarpBackend(solver.model, device=device, precision=precision))
+    else:
+        solver.settings = solver.settings.replace(backend="numpy")
     for _ in range(frames):
         solver.step(DT)
     return solver.positions.copy()

@@ -49,7 +49,7 @@ def free_fall() -> Row:
     pos, tris = grid(12, 10, 1.0, 0.8)
     pos = pos + np.random.default_rng(7).normal(scale=0.02, size=pos.shape)
     v0 = np.array([0.3, 1.2, -0.4])
-    s = ClothSettings(substeps=10)
+    s = ClothSettings(backend="numpy", substeps=10)
     solver = ClothSolver(pos, tris, settings=s, velocities=np.tile(v0, (len(pos), 1)))
     frames, dt = 12, 1 / 24
     for _ in range(frames):
@@ -67,7 +67,7 @@ def free_fall() -> Row:
 def damping_law() -> Row:
     pos, tris = grid(8, 8, 0.5, 0.5)
     c, v0 = 3.0, np.array([1.0, 0.5, -0.2])
-    s = ClothSettings(substeps=10, damping=c, gravity=(0.0, 0.0, 0.0))
+    s = ClothSettings(backend="numpy", substeps=10, damping=c, gravity=(0.0, 0.0, 0.0))
     solver = ClothSolver(pos, tris, settings=s, velocities=np.tile(v0, (len(pos), 1)))
     for _ in range(24):
         solver.step(1 / 24)
@@ -88,8 +88,8 @@ def hooke() -> Row:
 
 def catenary(profile: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Row:
     nx, length, span = 100, 2.0, 1.5
-    s = ClothSettings(model="xpbd", substeps=40, iterations=20, stretch_compliance=1e-8,
-                      damping=2.0, tethers=True)
+    s = ClothSettings(backend="numpy", model="xpbd", substeps=40, iterations=20,
+                      stretch_compliance=1e-8, damping=2.0, tethers=True)
     pos, tris = grid(nx, 2, length, 0.02, plane="xz")
     pins = [0, nx - 1, nx, 2 * nx - 1]
     solver = ClothSolver(pos, tris, pinned=pins, settings=s)
@@ -126,7 +126,8 @@ def _tilted(tan_theta: float, frames: int = 12) -> tuple[float, float]:
     th, mu_s, mu_k = 0.01, 0.5, 0.3
     pos, tris = grid(10, 10, 0.3, 0.3, origin=(-0.15, 0.05 + th, -0.15))
     pos = pos @ r.T
-    settings = ClothSettings(substeps=10, friction=mu_k, static_friction=mu_s, thickness=th)
+    settings = ClothSettings(backend="numpy", substeps=10, friction=mu_k, static_friction=mu_s,
+                             thickness=th)
     solver = ClothSolver(pos, tris, settings=settings,
                          colliders=[Plane(r @ [0, 0.05, 0], r @ [0, 1, 0])])
     for _ in range(frames):
@@ -156,7 +157,7 @@ def sliding() -> Row:
 def restitution(e: float = 0.5) -> Row:
     rest, drop = 0.01, 0.2
     pos, tris = grid(10, 10, 0.4, 0.4, origin=(-0.2, rest + drop, -0.2))
-    s = ClothSettings(substeps=20, friction=0.0, thickness=0.01, restitution=e)
+    s = ClothSettings(backend="numpy", substeps=20, friction=0.0, thickness=0.01, restitution=e)
     solver = ClothSolver(pos, tris, settings=s, colliders=[Plane((0, 0, 0), (0, 1, 0))])
     heights = []
     for _ in range(28):
@@ -173,7 +174,7 @@ def restitution(e: float = 0.5) -> Row:
 def momentum() -> Row:
     pos, tris = grid(10, 10, 0.5, 0.5)
     v0 = np.cross([0.0, 6.0, 0.0], pos - pos.mean(0)) + [0.3, 0.1, -0.2]
-    s = ClothSettings(self_collision=True, self_thickness=0.005, substeps=20,
+    s = ClothSettings(backend="numpy", self_collision=True, self_thickness=0.005, substeps=20,
                       gravity=(0.0, 0.0, 0.0))
     solver = ClothSolver(pos, tris, settings=s, velocities=v0)
     m = solver.model.mass

@@ -11,8 +11,11 @@ import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pbdcloth import ClothSettings, ClothSolver
+from pbdcloth.cloth.mesh import grid
 from pbdcloth.pipeline.run import RunSummary, distance_text, strain_text
 from pbdcloth.pipeline.springs import SpringRun
 from pbdcloth.scenes.cloth import SCENES, Scene, describe
@@ -85,3 +88,53 @@ def test_warp_backend_imports_silently() -> None:
     assert done.returncode == 0, done.stderr
     assert "initialized" not in done.stdout + done.stderr
     assert "CUDA driver" not in done.stdout + done.stderr
+
+
+_AUTO_RUN = """
+from pbdcloth import ClothSettings, ClothSolver
+from pbdcloth.cloth.mesh import grid
+pos, tris = grid(5, 5, 1.0, 1.0)
+solver = ClothSolver(pos, tris, settings=ClothSettings(backend="auto", substeps=2))
+solver.step(1 / 24)
+solver.step(1 / 24)
+print(solver.backend_name)
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("warp") is None, reason="needs warp-lang")
+def test_compilation_is_announced_only_while_the_kernel_cache_is_cold(monkeypatch: Any,
+                                                                       tmp_path: Path) -> None:
+    """The check itself: modules loaded here are in the kernel cache; pointed at an empty
+    directory the cache is cold, and the message is printed once per process."""
+    import warp as wp
+    from pbdcloth.backends.warp import backend as wb
+
+    solver = ClothSolver(*grid(4, 4, 1.0, 1.0), settings=ClothSettings(backend="warp",
+                                                                       device="cpu"))
+    solver.step(1 / 24)
+    modules = [wp.get_module(solver.backend.k.module)]
+    cpu = wp.get_device("cpu")
+    assert not wb.cache_is_cold(modules, cpu)
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    assert wb.cache_is_cold(modules, cpu)
+    monkeypatch.setattr(wb, "_announced", False)
+    assert wb.announce_compilation(modules, cpu)
+    assert not wb.announce_compilation(modules, cpu)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("warp") is None, reason="needs warp-lang")
+def test_first_auto_run_announces_compilation_and_later_runs_do_not(tmp_path: Path) -> None:
+    """``backend="auto"`` in a fresh process with an empty kernel cache: one line saying the
+    kernels compile, once; the same again with the cache filled: no line."""
+    import os
+
+    env = {"PYTHONPATH": str(ROOT / "python3.11libs"), "PATH": "/usr/bin:/bin",
+           "HOME": os.environ.get("HOME", "/tmp"), "WARP_CACHE_PATH": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", _AUTO_RUN], capture_output=True, text=True,
+                           env=env, timeout=600, check=False) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["warp"]
+    assert runs[0].stderr.count("compiling kernels, once") == 1
+    assert "compiling kernels" not in runs[1].stderr

@@ -36,7 +36,8 @@ def _settings(case: BackendCase | None = None, **changes: Any) -> ClothSettings:
                 shear_stiffness=1.0, bend_stiffness=0.1, damping=0.0, tethers=False,
                 gravity=(0.0, 0.0, 0.0), tear_strain=0.2, self_collision=False)
     base.update(changes)
-    return case.cloth_settings(**base) if case is not None else ClothSettings(**base)
+    return case.cloth_settings(**base) if case is not None else ClothSettings(**base,
+                                                                          backend="numpy")
 
 
 def _sheet() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

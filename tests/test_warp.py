@@ -61,6 +61,8 @@ def simulate(scene: Scene, frames: int, backend: str = "numpy", precision: str =
     if backend == "warp":
         solver.use_backend(WarpBackend(solver.model, device="cpu", precision=precision,
                                        use_graph=use_graph))
+    else:
+        solver.settings = solver.settings.replace(backend="numpy")
     out, stats = [], []
     for frame in range(1, frames + 1):
         if scene.animate is not None:
@@ -588,6 +590,27 @@ def test_unsupported_collider_is_named() -> None:
         solver.step(DT)
 
 
+def test_auto_falls_back_to_numpy_for_a_collider_warp_cannot_evaluate() -> None:
+    """``backend="auto"`` steps on Warp until a frame brings a collider the device has no
+    kernel for; that frame and the later ones run on numpy, as a numpy solver would."""
+    class Wobbly(Sphere):
+        """A subclass may change the surface: the device cannot assume it is a sphere."""
+
+    pos, tris = grid(4, 4)
+    settings = ClothSettings(backend="auto", device="cpu", substeps=4)
+    solver = ClothSolver(pos, tris, settings=settings)
+    solver.step(DT)
+    assert solver.backend_name == "warp"
+    ref = ClothSolver(pos, tris, settings=settings.replace(backend="numpy"),
+                      velocities=solver.velocities)
+    ref.positions = solver.positions
+    for s in (solver, ref):
+        s.colliders = [Wobbly((0, -1.0, 0), 0.2)]
+        s.step(DT)
+    assert solver.backend_name == "numpy"
+    assert np.array_equal(solver.positions, ref.positions)
+
+
 def test_self_collision_runs_on_warp() -> None:
     """Self-collision is no longer refused (its tests: tests/test_warp_selfcollision.py)."""
     pos, tris = grid(4, 4)
@@ -595,6 +618,8 @@ def test_self_collision_runs_on_warp() -> None:
                                                            self_collision=True))
     stats = solver.step(DT)
     assert np.isfinite(solver.positions).all() and "self_pt_candidates" in stats.extra
+    numpy = ClothSolver(pos, tris, settings=ClothSettings(backend="numpy", self_collision=True))
+    assert set(numpy.step(DT).extra) == set(stats.extra)  # the same counters on both
 
 
 def test_package_imports_and_falls_back_without_warp() -> None:

@@ -1,12 +1,15 @@
-"""Self-collision on the Warp backend (CPU device), what only Warp has: the device broad phase
-against brute force and against the numpy stage's lists, one projection against the numpy
-stage, and the growth of the device's candidate buffers. (The fold and twist scenes run on
-both backends in ``test_selfcollision.py``.)
+"""Self-collision on the Warp backend (CPU device), what only Warp has: the device lists against
+brute force and against the numpy stage's lists (one build, and pair for pair after every
+partial update of a sequence through the fold scene), one projection against the numpy stage,
+the skipping of unchanged pairs against evaluating every pair (bit for bit), scattered against
+gathered sums (bit for bit), and the growth of the device's candidate buffers. (The fold and
+twist scenes run on both backends in ``test_selfcollision.py``.)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 import numpy as np
@@ -34,6 +37,7 @@ from test_selfcollision import (
 )
 
 REST_EXCLUSION = DEFAULT_TUNING.rest_exclusion
+FOLD_RESOLUTION = 32
 
 
 def _launch(kernel: Any, dim: int, inputs: list[Any]) -> None:
@@ -43,12 +47,13 @@ def _launch(kernel: Any, dim: int, inputs: list[Any]) -> None:
 
 def _stage(pos: np.ndarray, tris: np.ndarray, X: np.ndarray, P: np.ndarray,
            settings: ClothSettings, precision: str, project: bool,
-           tuning: SelfCollisionTuning = DEFAULT_TUNING) -> tuple[np.ndarray, Any]:
+           tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None
+           ) -> tuple[np.ndarray, Any]:
     """Run the Warp stage once on its own: broad phase on P (velocities zero: no clamp),
     then, if ``project``, one narrow phase with X as the substep start. Returns (P, stage)."""
     model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
     k = build_kernels(precision)
-    sc = WarpSelfCollision(model, k, wp.get_device("cpu"), tuning=tuning)
+    sc = WarpSelfCollision(model, k, wp.get_device("cpu"), tuning=tuning, sums=sums)
     sc.prepare(settings)
     sc.begin_frame()
     dtype = np.float32 if precision == "float32" else np.float64
@@ -68,12 +73,14 @@ def _stage(pos: np.ndarray, tris: np.ndarray, X: np.ndarray, P: np.ndarray,
 def test_warp_candidates_contain_every_close_non_neighbour_pair() -> None:
     """Candidates of the device broad phase versus brute force over all pairs (the same
     neighbour rule as the numpy stage: incidence only, the crumpled grid's rest shape excludes
-    nothing more), at the list radius (1 + clamp) t + skin = REST_EXCLUSION t = 2.4 cm."""
+    nothing more), at the list radius of a first build, (1 + clamp) t + the large skin (at
+    least REST_EXCLUSION t = 2.4 cm)."""
     pos, tris, x = _crumpled()
     t = 0.015
     s = ClothSettings(self_collision=True, self_thickness=t, self_clamp=0.5)
-    r = REST_EXCLUSION * t
     _, sc = _stage(pos, tris, x, x, s, "float64", project=False)
+    r = float(sc.lists.radius.numpy()[0])
+    assert r >= REST_EXCLUSION * t - 1e-12
     n = len(x)
     ring = np.eye(n, dtype=bool)  # a vertex is its own only neighbour: incidence alone
     count = int(sc.pt.count.numpy()[0])
@@ -108,8 +115,8 @@ def test_warp_candidates_contain_every_close_non_neighbour_pair() -> None:
 
 @pytest.mark.parametrize("thickness", [0.015, 0.05])
 def test_warp_candidate_lists_equal_the_numpy_stage(thickness: float) -> None:
-    """The device lists hold exactly the numpy stage's pairs at the device's list radius (the
-    numpy stage's full build, float64, same positions). At 5 cm the rest exclusions are not
+    """The device lists hold exactly the numpy stage's pairs at the list radius of a first
+    build (the numpy stage's full build, float64, same positions). At 5 cm the rest exclusions are not
     empty (a vertex and the triangle across the diagonal of its quad, 6.4 cm apart at rest,
     are closer than REST_EXCLUSION t = 7.9 cm), so their keys are applied too; pairs merely
     joined by a mesh edge are listed by both."""
@@ -119,7 +126,9 @@ def test_warp_candidate_lists_equal_the_numpy_stage(thickness: float) -> None:
     model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
     ref = SelfCollision(model).lists
     excl = ref.exclusions(thickness)
-    radius = REST_EXCLUSION * thickness  # the device's list radius
+    r, skin = ref.radii(thickness, 0.5)  # a first build takes the large skin
+    radius = float(sc.lists.radius.numpy()[0])
+    assert radius == pytest.approx(r + skin, rel=1e-12)
     P = np.ascontiguousarray(x.T)
     v, tt, _ = ref.point_triangle_pairs(P, radius, excl.point_triangle)
     i, j, _ = ref.edge_edge_pairs(P, radius, excl.edge_edge)
@@ -183,6 +192,30 @@ def test_warp_projection_matches_the_numpy_stage(passes: int) -> None:
     np.testing.assert_allclose(out, want, atol=max(spread, 1e-12), rtol=0)
 
 
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_scattered_and_gathered_sums_give_the_same_bits(precision: str) -> None:
+    """The CPU's contact-by-contact sums and the per-particle gathered sums (CUDA's) over
+    the same narrow phase (four passes, friction, many contacts): identical positions."""
+    pos, tris, X = _crumpled()
+    P = X + np.random.default_rng(7).normal(scale=0.004, size=X.shape)
+    s = ClothSettings(self_collision=True, self_thickness=0.015, self_clamp=0.5,
+                      self_friction=0.3)
+    a, sa = _stage(pos, tris, X, P, s, precision, project=True, sums="scatter")
+    b, sb = _stage(pos, tris, X, P, s, precision, project=True, sums="gather")
+    assert sa.sums == "scatter" and sb.sums == "gather"
+    assert np.abs(a - P).max() > 1e-4  # contacts moved the cloth
+    assert np.array_equal(a, b)
+
+
+def test_sums_default_by_device_and_reject_unknown_names() -> None:
+    pos, tris, _ = _crumpled()
+    model = build_model(ClothMesh.from_arrays(pos, tris), None, 0.1)
+    k = build_kernels("float32")
+    assert WarpSelfCollision(model, k, wp.get_device("cpu")).sums == "scatter"
+    with pytest.raises(ValueError, match="sums must be one of"):
+        WarpSelfCollision(model, k, wp.get_device("cpu"), sums="atomic")
+
+
 # --- buffer growth ----------------------------------------------------------------------------
 
 
@@ -232,3 +265,114 @@ def test_overflowing_candidate_buffers_grow_and_rerun_the_frame() -> None:
             assert np.array_equal(x, solver.positions) and np.array_equal(v, solver.velocities)
             checked += 1
     assert grown[0] == 8 and grown[-1] > 8 and checked > 0
+
+
+# --- partial updates --------------------------------------------------------------------------
+
+
+def _fold_positions(frames: int, resolution: int = 32) -> tuple[Any, list[np.ndarray]]:
+    """The fold scene's frame-end positions (N, 3) of a Warp CPU run, frames 1..``frames``,
+    with every setting the lists depend on given explicitly."""
+    scene = fold_scene(resolution=resolution, frames=frames)
+    scene.settings = scene.settings.replace(
+        backend="warp", device="cpu", substeps=30, iterations=2, self_collision=True,
+        self_thickness=0.01, self_clamp=0.5, tethers=False)
+    solver = scene.make_solver()
+    out = []
+    for _ in range(frames):
+        solver.step(1.0 / scene.fps)
+        out.append(solver.positions.copy())
+    return scene, out
+
+
+def _pairs(sc: WarpSelfCollision, tris: np.ndarray, edges: np.ndarray
+           ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The device lists as sorted (vertex, triangle) and (edge i, edge j) pairs."""
+    tri_of = {tuple(row): i for i, row in enumerate(tris.tolist())}
+    edge_of = {tuple(row): i for i, row in enumerate(edges.tolist())}
+    n = int(sc.pt.count.numpy()[0])
+    pt = sorted((int(v), tri_of[(int(a), int(b), int(c))]) for v, a, b, c in sc.pt.idx.numpy()[:n])
+    n = int(sc.ee.count.numpy()[0])
+    ee = sorted((edge_of[(int(a), int(b))], edge_of[(int(c), int(d))])
+                for a, b, c, d in sc.ee.idx.numpy()[:n])
+    return pt, ee
+
+
+STEPS = 30
+
+
+def test_partial_updates_give_the_numpy_stages_lists_pair_for_pair() -> None:
+    """The device lists (float64 kernels) and the numpy stage's CandidateLists, updated from
+    the same positions, hold the same pairs after every update of a sequence through the fold
+    scene's folding (frame ends 20-28, STEPS steps between each two: the movers of one step
+    are a few percent of the cloth), with the same number of full builds, of partial updates
+    and of particles refreshed; both kinds of update occur."""
+    scene, frames = _fold_positions(44)
+    s = scene.settings
+    t, clamp = s.self_thickness, s.self_clamp
+    model = ClothSolver(scene.positions, scene.triangles, settings=s.replace(backend="numpy"),
+                        colliders=scene.colliders).model
+    ample = dataclasses.replace(DEFAULT_TUNING, warp_initial_per_query=16,
+                                warp_initial_slots=96)
+    k = build_kernels("float64")
+    sc = WarpSelfCollision(model, k, wp.get_device("cpu"), tuning=ample)
+    sc.prepare(s)
+    sc.begin_frame()
+    ref = SelfCollision(model, DEFAULT_TUNING)
+    n = model.particle_count
+    p = wp.zeros(n, dtype=k.vec3, device="cpu")
+    zeros = [wp.zeros(n, dtype=k.vec3, device="cpu") for _ in range(3)]
+    inv_mass = wp.array(model.inv_mass, dtype=k.scalar, device="cpu")
+    tris, edges = model.topology.triangles, model.topology.edges
+    steps = 0
+    for a, b in itertools.pairwise(frames[39:]):
+        for f in np.linspace(0.0, 1.0, STEPS, endpoint=False):
+            P = a + f * (b - a)
+            p.assign(P)
+            sc.issue_predict(_launch, s, 1e-3, zeros[0], zeros[1], zeros[2], p, inv_mass)
+            ref.begin_substep(np.ascontiguousarray(P.T), t, clamp)
+            got_pt, got_ee = _pairs(sc, tris, edges)
+            v, tt = ref.lists.point_triangle
+            i, j = ref.lists.edge_edge
+            assert got_pt == sorted(zip(v.tolist(), tt.tolist())), steps
+            assert got_ee == sorted(zip(i.tolist(), j.tolist())), steps
+            steps += 1
+    assert not sc.grow_if_needed()
+    st = sc.frame_extra(1)
+    rs = ref.stats
+    assert (st["self_rebuilds"], st["self_partial_rebuilds"], st["self_refreshed"]) == (
+        rs.rebuilds, rs.partial_rebuilds, rs.refreshed)
+    assert rs.rebuilds >= 2 and rs.partial_rebuilds > 10 and rs.refreshed > 0
+    assert rs.point_triangle_candidates > 0 and rs.edge_edge_candidates > 0
+
+
+def test_skipping_unchanged_pairs_gives_bit_identical_frames() -> None:
+    """The fold scene (Warp CPU, float32) through its first contacts with the narrow phase
+    skipping the pairs whose slack the motion cannot have used up, and evaluating every pair
+    in every pass: identical positions and velocities at every frame end, identical contact
+    counts, and the skipping evaluates far fewer pairs."""
+    frames = 26
+    scene = fold_scene(resolution=FOLD_RESOLUTION, frames=frames)
+    scene.settings = scene.settings.replace(
+        backend="warp", device="cpu", substeps=30, iterations=2, self_collision=True,
+        self_thickness=0.01, self_clamp=0.5, self_friction=0.2, tethers=False)
+    every = dataclasses.replace(DEFAULT_TUNING, skip_unchanged=False)
+    runs = []
+    for tuning in (DEFAULT_TUNING, every):
+        solver = ClothSolver(scene.positions, scene.triangles, settings=scene.settings,
+                             colliders=scene.colliders, self_collision_tuning=tuning)
+        out = []
+        for _ in range(frames):
+            st = solver.step(1.0 / scene.fps)
+            out.append((solver.positions.copy(), solver.velocities.copy(), dict(st.extra)))
+        runs.append(out)
+    contacts = 0.0
+    for (x1, v1, e1), (x2, v2, e2) in zip(*runs):
+        assert np.array_equal(x1, x2) and np.array_equal(v1, v2)
+        for key in ("self_pt_contacts", "self_ee_contacts", "self_reverted"):
+            assert e1[key] == e2[key]
+        contacts += e1["self_pt_contacts"] + e1["self_ee_contacts"]
+    assert contacts > 100
+    skipped = sum(e["self_evaluated"] for *_, e in runs[0])
+    every_pair = sum(e["self_evaluated"] for *_, e in runs[1])
+    assert skipped < 0.5 * every_pair

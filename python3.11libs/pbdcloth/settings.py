@@ -337,7 +337,7 @@ class ClothSettings(DeclaredSettings):
         "scales, 1.05 allows 5 % (for stretchy fabrics whose compliance should show).",
     )
     backend: str = _declare(  # a BackendChoice (a str) after validation
-        BackendChoice.NUMPY, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
+        BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
         enum=BackendChoice,
         choices=(("numpy", "NumPy"), ("warp", "NVIDIA Warp"), ("auto", "Fastest available")),
         help="numpy: the reference, runs everywhere; warp: Warp kernels on the CPU or a CUDA "

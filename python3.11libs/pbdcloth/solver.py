@@ -405,7 +405,7 @@ class ClothSolver:
         start = time.perf_counter()
         out = ClothState(self._state.positions, self._state.velocities, self._state.frame,
                          self._state.time)
-        stats = self._backend.step(self._state, out, self.control(), float(dt))
+        stats = self._step_backend(out, float(dt))
         self._pin_start = self._pin_end.copy()
         self._soft_start = self._soft_end.copy()
         for collider in self.colliders:
@@ -484,6 +484,21 @@ class ClothSolver:
         with :meth:`use_backend` is replaced)."""
         self.model = model
         self._backend = make_backend(model, self._settings, self._tuning)
+
+    def _step_backend(self, out: ClothState, dt: float) -> FrameStats:
+        """The backend's step; with ``backend="auto"``, a frame whose colliders the Warp
+        backend cannot evaluate (it raises before touching the state) moves this solver onto
+        the numpy backend for good, and the frame is stepped there."""
+        if self._settings.backend != BackendChoice.AUTO or self._backend.name != "warp":
+            return self._backend.step(self._state, out, self.control(), dt)
+        from .backends.warp.colliders import WarpUnsupportedError  # Warp imported: it is here
+
+        try:
+            return self._backend.step(self._state, out, self.control(), dt)
+        except WarpUnsupportedError:
+            pass
+        self._backend = NumpyBackend(self.model, tuning=self._tuning)
+        return self._backend.step(self._state, out, self.control(), dt)
 
     # --- measurements ------------------------------------------------------------------------
     def edge_strain(self) -> F:

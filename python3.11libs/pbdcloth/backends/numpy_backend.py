@@ -54,6 +54,10 @@ from .base import Control, FrameStats, pbd_stiffness
 
 __all__ = ["NumpyBackend"]
 
+PROBE_REACH = 2.0
+"""The hierarchical pass leaves alone the particles within this many thicknesses of a
+collider at the start of the substep."""
+
 
 @dataclass(frozen=True)
 class _FrameConstants:
@@ -170,8 +174,10 @@ class NumpyBackend:
         if selfcol is not None:
             selfcol.begin_substep(P, settings.self_thickness, settings.self_clamp)
         if settings.hierarchy and selfcol is None:
-            # Particles that touched a collider in this frame's last substep stay where the
-            # prediction put them: the coarse levels know no obstacles and would pull them in.
+            # Particles that touched a collider in the last substep or are within twice the
+            # thickness of one at the substep's start stay where the prediction put them: the
+            # coarse levels know no obstacles and would pull them in.
+            self._probe_contacts(X, control, consts, a1)
             touching = np.flatnonzero(self.contacts.active)
             held = P[:, touching]
             project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
@@ -181,6 +187,22 @@ class NumpyBackend:
             for lam in self._lam:
                 lam.fill(0.0)
         return P, V
+
+    def _probe_contacts(self, X: F, control: Control, consts: _FrameConstants,
+                        a1: float) -> None:
+        """Also mark in ``self.contacts`` the particles at ``X`` (3, N) within twice the
+        thickness of a collider at the substep's poses (a projection of a copy: nothing
+        moves)."""
+        settings = control.settings
+        if not control.colliders:
+            return
+        probe = X.T.copy()
+        a0 = a1 - 1.0 / settings.substeps
+        for collider in control.colliders:
+            if not isinstance(collider, ClothContactCollider):
+                project_contacts(probe, X.T, self._free, collider, a0, a1, consts.h,
+                                 PROBE_REACH * settings.thickness, 0.0, 0.0, self.contacts,
+                                 False)
 
     def _project(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float, a1: float,
                  selfcol: SelfCollision | None, stats: FrameStats) -> None:

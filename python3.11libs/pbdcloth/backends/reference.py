@@ -28,6 +28,7 @@ from ..colliders.response import ContactBuffer, apply_restitution, project_conta
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
+from .numpy_backend import PROBE_REACH
 
 F = NDArray[np.float64]
 
@@ -130,6 +131,12 @@ class ReferenceBackend:
             if model.pinned.size:
                 P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end
             if settings.hierarchy:
+                probe = X.copy()
+                for collider in colliders:
+                    if not isinstance(collider, ClothContactCollider):
+                        project_contacts(probe, X, free, collider, a0, a1, h,
+                                         PROBE_REACH * settings.thickness, 0.0, 0.0,
+                                         self.contacts, False)
                 touching = np.flatnonzero(self.contacts.active)
                 held = P[touching].copy()
                 self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))

@@ -120,6 +120,8 @@ class SelfCollisionStats:
             "self_clamped": float(self.clamped),
             "self_rebuilds": float(self.rebuilds),
             "self_partial_rebuilds": float(self.partial_rebuilds),
+            "self_refreshed": float(self.refreshed),
+            "self_evaluated": float(self.evaluated),
             "self_reverted": float(self.reverted),
         }
 

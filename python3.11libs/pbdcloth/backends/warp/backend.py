@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -51,6 +53,7 @@ from ...constraints.softpin import soft_pin_stiffness
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
+from ..numpy_backend import PROBE_REACH
 from .colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
 from .kernels import build_kernels
 from .lanes import LaneFamilies, build_lane_kernels, lane_families
@@ -74,6 +77,45 @@ def resolve_device(device: str | None) -> Any:
         raise SettingsError(
             f"setting 'device' = {device!r} is not a Warp device here (available: {names}): {exc}"
         ) from None
+
+
+#: What a process prints (once, on stderr) before Warp compiles kernels that its kernel cache
+#: does not hold yet.
+COMPILING_MESSAGE = "pbdcloth: compiling kernels, once, ~15 s (Warp's kernel cache: {})"
+_announced = False
+
+
+def _load_block_dim(module: Any, device: Any) -> Any:
+    """The block length Warp loads ``module`` with on ``device`` by default (part of its
+    cache directory's name), from Warp's own rule where this Warp release has it."""
+    try:
+        from warp._src.context import _resolve_launch_block_dim
+    except ImportError:
+        return None
+    return _resolve_launch_block_dim(device, None if device.is_cpu else
+                                     module.options["block_dim"])
+
+
+def cache_is_cold(modules: Sequence[Any], device: Any) -> bool:
+    """True when Warp's kernel cache (``wp.config.kernel_cache_dir``) lacks the directory of
+    one of these modules on ``device`` (named by the module's content hash, as Warp names
+    it: ``wp_<module>_<hash>``)."""
+    root = wp.config.kernel_cache_dir
+    if root is None:  # Warp not initialized: nothing is cached yet
+        return True
+    return any(not os.path.isdir(os.path.join(
+        root, m.get_module_identifier(block_dim=_load_block_dim(m, device)))) for m in modules)
+
+
+def announce_compilation(modules: Sequence[Any], device: Any) -> bool:
+    """Print :data:`COMPILING_MESSAGE` when the cache is cold for these modules, once per
+    process. Returns whether it printed."""
+    global _announced
+    if _announced or not cache_is_cold(modules, device):
+        return False
+    _announced = True
+    print(COMPILING_MESSAGE.format(wp.config.kernel_cache_dir), file=sys.stderr, flush=True)
+    return True
 
 
 #: First Warp release that captures graphs on the CPU (replayed natively); older ones replay
@@ -305,6 +347,7 @@ class WarpBackend:
         self._v_pred = wp.zeros(n, dtype=k.vec3, device=dev)
         self._hierarchy_start = wp.zeros(n, dtype=k.vec3, device=dev)
         self._touching = wp.zeros(n, dtype=wp.int32, device=dev)
+        self._probe = wp.zeros(n, dtype=k.vec3, device=dev)
         self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
@@ -423,20 +466,24 @@ class WarpBackend:
         if self._colliders is not None:
             self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
                                          if isinstance(c, SdfCollider)]
+        modules = [k.module]
+        if self._lane_kernels is not None:
+            modules.append(self._lane_kernels.module)
         if settings.self_collision:
             from .selfcollision import WarpSelfCollision
 
             if self._selfcol is None:
                 self._selfcol = WarpSelfCollision(self.model, k, dev, tuning=self.tuning)
             self._selfcol.prepare(settings)
-            wp.load_module(self._selfcol.k.module, device=dev)
+            modules += [self._selfcol.k.module, self._selfcol.kl.module]
         soft = self.model.soft_pins
         if soft.count:
             self.m.soft_stiffness.assign(soft_pin_stiffness(
                 soft.weight, settings.iterations).astype(self.m.np_scalar))
-        wp.load_module(k.module, device=dev)
-        if self._lane_kernels is not None:
-            wp.load_module(self._lane_kernels.module, device=dev)
+        objects = [wp.get_module(name) for name in modules]
+        announce_compilation(objects, dev)
+        for module in objects:
+            wp.load_module(module, device=dev)
         if self._use_graph and _can_capture(dev):
             with wp.ScopedCapture(device=dev) as capture:
                 self._issue_frame(_Recorder(dev, record=False), settings, dt)
@@ -466,7 +513,7 @@ class WarpBackend:
                 self._project_tethers(launch, c)
                 self._project_soft_pins(launch, c, step)
                 self._project_colliders(launch, c, step)
-                self._project_self_collision(launch, c)
+                self._project_self_collision(launch, c, iteration)
             self._update(launch, c)
 
     def _substep(self, settings: ClothSettings, dt: float) -> _Substep:
@@ -503,8 +550,7 @@ class WarpBackend:
         k, m, lk = self.k, self.m, self._lane_kernels
         x, v, p = self._x, self._v, self._p
         if self._hierarchy_on(c):
-            launch(k.hold_contacts, self.model.particle_count,
-                   [self._contact, self._touching, int(step > 0)])
+            self._hold_contacts(launch, c, step)
         if lk is not None and not c.use_wind:
             launch(lk.predict_loop, 1, [x, v, m.inv_mass, c.gravity, c.h, c.decay, p,
                                         self._v_pred, self._contact])
@@ -539,6 +585,24 @@ class WarpBackend:
             launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
                                                     lv.weight0, lv.weight1])
         launch(k.keep_touching, n, [p, start, self._touching])
+
+    def _hold_contacts(self, launch: _Recorder, c: _Substep, step: int) -> None:
+        """The particles the hierarchical pass leaves alone: those that touched a collider in
+        the frame's last substep, and those within PROBE_REACH thicknesses of one at the
+        substep's start positions (a projection of a copy, without friction). Mirrors the
+        numpy backend's ``_probe_contacts``."""
+        k, n = self.k, self.model.particle_count
+        launch(k.hold_contacts, n, [self._contact, self._touching, int(step > 0)])
+        if self._colliders is None:
+            return
+        launch(k.copy_positions, n, [self._x, self._probe])
+        contact = list(c.contact)
+        contact[0] = k.scalar(PROBE_REACH * c.settings.thickness)
+        contact[1] = contact[2] = k.scalar(0.0)
+        contact[4] = self._touching
+        for kernel, dim, inputs in self._colliders.launches(
+                step, [self._probe, self._x, self.m.inv_mass], contact, n, False):
+            launch(kernel, dim, inputs)
 
     def _hierarchy_on(self, c: _Substep) -> bool:
         """The hierarchical pass runs: on in the settings, levels to project, no
@@ -631,10 +695,11 @@ class WarpBackend:
                     self.model.particle_count, c.settings.continuous_collision):
                 launch(kernel, dim, inputs)
 
-    def _project_self_collision(self, launch: _Recorder, c: _Substep) -> None:
+    def _project_self_collision(self, launch: _Recorder, c: _Substep, iteration: int) -> None:
         """Self-collision's narrow phase, last in the iteration."""
         if c.settings.self_collision:
-            self._selfcol.issue_project(launch, c.settings, self._p, self._x, self.m.inv_mass)
+            self._selfcol.issue_project(launch, c.settings, self._p, self._x, self.m.inv_mass,
+                                        iteration)
 
     def _update(self, launch: _Recorder, c: _Substep) -> None:
         """v = (p - x) / h with restitution on contacts; x = p."""

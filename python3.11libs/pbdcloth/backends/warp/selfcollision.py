@@ -1,9 +1,12 @@
 """Cloth self-collision on the Warp device: the numpy stage's method as kernels (CPU or CUDA).
 
 Same semantics as :mod:`pbdcloth.selfcollision.stage` (read its module docstring: clamp,
-Verlet candidate lists, sided contacts, friction, Jacobi averaging, fail-safe), with the
-device-side data structures below. Everything is issued into the Warp backend's recorded frame
-(one graph for the whole frame): nothing waits for the host inside a frame.
+Verlet candidate lists with partial updates, sided contacts, friction, Jacobi averaging, the
+skipping of unchanged pairs, fail-safe), with the device-side data structures below.
+Everything is issued into the Warp backend's recorded frame (one graph for the whole frame):
+nothing waits for the host inside a frame; what the numpy stage decides on the host (a partial
+update or a full build, its skin, whether the passes stop) is decided by one-thread kernels
+and read by the others from device flags.
 
 Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
 
@@ -11,81 +14,79 @@ Substep (``h`` the substep, ``t`` = ``self_thickness``, ``c`` = ``self_clamp``):
    two-level sum of m v), then each free particle's velocity relative to it clamped to
    ``c t / h``; the clamped centre-of-mass velocity is summed the same way and every free
    particle shifted back by the difference (momentum kept) and its prediction redone.
-2. Verlet check: the largest deviation of any particle's displacement since the last build
-   from the mean displacement (``atomic_max``, order-free); a rebuild is due beyond
-   ``skin / 2``. The broad-phase kernels all read that flag and return at once when no
-   rebuild is due, so a frame replays the same launches either way.
-3. Rebuild (radius ``r + skin``, ``r = (1 + c) t``, ``skin = (rest_exclusion - 1 - c) t``:
-   the list radius is the rest exclusion radius, the numpy stage's smaller skin, so unstrained
-   cloth lists nothing; the device lists are always built in full: the numpy stage's partial
-   updates, its larger skin for them, and its narrow phase's skipping of unchanged pairs are
-   not ported): a hashed uniform grid (cells of about the query radius, a power-of-two
-   bucket table; counting sort of the points into buckets) over the vertices, and one over
-   the edge midpoints. Each triangle (each edge) visits the cells its grown box overlaps and
-   keeps the vertices (the edges ``j > i``, read from the end of each sorted bucket) that
-   pass, cheapest test first, the box test (edges: then their bounding spheres), "not
-   incident", the exact closest-point distance and "not excluded at rest" (a scan of the
-   query's own short list of the numpy stage's rest-exclusion keys). Pairs merely joined by
-   a mesh edge are tested, as in the numpy stage. One pass writes each query's pairs to its
-   own slots; a fixed-order prefix sum of the counts and a gathering pass put them at the
-   query's offset, sorted by partner: the candidate list's order does not depend on thread
-   order. Each particle then gets the list of (candidate, corner) it appears in, sorted.
-4. Narrow phase, after the obstacles in every solver iteration: up to ``passes`` Jacobi
-   passes (point-triangle, then edge-edge, as numpy), each one kernel per candidate (closest
-   points, side, contact and its correction ``lambda n`` with friction) and two per particle
-   (contact counts; the sum of its corrections over its sorted list, each divided by the
-   largest contact count among the contact's moving particles). A device flag ends the passes
-   once no contact is deeper than ``resolved t``. Then the fail-safe: up to
-   ``revert_rounds`` rounds that put the free particles of pairs found on the wrong side
-   back to their substep start.
+2. Candidate lists (:mod:`.selfcollision_lists`): the numpy stage's Verlet lists, reference
+   positions, movers past half the skin, a partial update for the movers only or a full build
+   (large skin from the rest gap while partial updates follow, the small one while the cloth
+   crumples), searched on row grids of sorted cell keys (:mod:`.selfcollision_list_kernels`).
+   Each triangle (edge) keeps its partners sorted in its own slots; a fixed-order prefix sum
+   gathers them into the flat lists, so their order does not depend on thread order. Each
+   particle then gets the list of (candidate, corner) it appears in, sorted. The lists equal
+   the numpy stage's pair for pair after any sequence of updates (tested).
+3. Narrow phase, after the obstacles in every solver iteration: up to ``passes`` Jacobi passes
+   (point-triangle, then edge-edge, as numpy), each one kernel over the family's pairs
+   (``pair_eval``: the pairs whose slack the motion since their last evaluation can have used
+   up are evaluated: closest points, side, contact, its correction ``lambda n`` with friction,
+   and an integer count of contacts per moving particle), one over the contacts (each
+   correction divided by the largest count among its moving particles) and one per particle
+   (the sum of its corrections over its sorted list, added to its ``moved``). A device flag
+   ends the passes once no contact is deeper than ``resolved t``. Then the fail-safe: up to
+   ``revert_rounds`` rounds that put the free particles of pairs found on the wrong side back
+   to their substep start. ``moved`` (per particle, summed over the substep) and each pair's
+   slack and base are those of :class:`pbdcloth.selfcollision.stage._Tracked`; a pair is
+   evaluated again once twice its particles' motion plus ``SLACK_MARGIN t`` reaches its slack,
+   so the result is that of evaluating every pair (``skip_unchanged=False``; tested bit for
+   bit on the fold scene).
 
-Capacity: candidate buffers (the per-query slots and the list) are allocated for a guess and
-never overrun (a pair past the end is counted, not written). After each frame the host reads the largest count needed; when it
-exceeded the buffers they grow and the frame is run again from its start, rebuilding the
-lists at its first substep (so a run that grew its buffers differs from one that started
-with large ones by that extra rebuild; both are deterministic).
+Capacity: candidate buffers (the per-owner slots and the flat list) are allocated for a guess
+and never overrun (a pair past the end is counted, not written). After each frame the host
+reads the largest count needed; when it exceeded the buffers they grow and the frame is run
+again from its start with a full build at its first substep (so a run that grew its buffers
+differs from one that started with large ones by that build; both are deterministic).
 
-Cost (README, "Self-collision on Warp"; ``scripts/bench_warp_selfcollision.py``): on one CPU
-core at 10k particles the fold scene rebuilds its lists at nearly every substep, and a build
-costs 20-100 ms against 0.8 ms for the constraint solve (the edge-edge query most of it); the
-narrow phase about 40 ms in the folded state.
+Cost: ``scripts/bench_selfcollision.py`` (README, "Self-collision on Warp"). The Warp CPU
+device runs every launch on one thread; the frame is one graph replay (one native call), so a
+second core stays idle (measured: README).
 
 Names in ``code`` (``passes``, ``resolved``, ...) are fields of the
 :class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning` passed in, as are the first buffer
 sizes (``warp_initial_per_query``, ``warp_min_capacity``, ``warp_initial_slots``) and the
 thread block length of the sums and scans (``warp_block``).
 
-Determinism: see :mod:`.selfcollision_kernels` (no float sum depends on thread order).
-Two runs on the CPU device are bit-identical (tested); CUDA is untested.
-
-Measured (tests/test_warp_selfcollision.py, CPU device): the broad phase finds exactly the
-non-incident pairs within its radius (brute force) and exactly the numpy stage's lists, one
-narrow pass agrees with the numpy stage to 1e-12 m in float64, the fold scene and the twist
-scene (24 x 24, up to 180 degrees) have no intersecting triangles at any frame end and no
-vertex closer than t / 2 to a non-neighbour triangle.
+Determinism: no float sum depends on thread order (:mod:`.selfcollision_kernels`); integer
+counters are order-free. Two runs on the CPU device are bit-identical (tested); CUDA is
+untested.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import warp as wp
 
 from ...cloth.model import ClothModel
-from ...selfcollision.lists import CandidateLists, list_radii
+from ...selfcollision.lists import CandidateLists
 from ...selfcollision.stats import NullStats
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings
 from . import selfcollision_kernels as kk
+from .selfcollision_list_kernels import build_list_kernels
+from .selfcollision_lists import DeviceLists
 
-__all__ = ["WarpSelfCollision"]
+__all__ = ["SLACK_MARGIN", "SUMS", "WarpSelfCollision"]
 
-def _table_bits(n: int) -> int:
-    """log2 of a bucket table with at least 2 n buckets."""
-    return max(4, math.ceil(math.log2(max(2 * n, 2))))
+#: How a pass adds the contacts' corrections to the particles, both in the order of the
+#: candidate list: "scatter" adds each contact's share to its particles contact by contact (one
+#: thread on the CPU, so in list order; on CUDA float atomics would add them in thread order);
+#: "gather" sums, per particle, over its sorted list of (contact, corner) entries (every
+#: device, deterministic; the default on CUDA). On the CPU both give the same bits (tested).
+SUMS = frozenset({"scatter", "gather"})
 
+#: A pair is evaluated again once the motion of its particles can have used up its slack less
+#: this fraction of the thickness: the round-off of the kernels' distances (float32: ~1e-7 m
+#: at coordinates of a metre) stays far below it, so a skipped pair is one that an evaluation
+#: would also find no contact (the narrow phase's result is that of evaluating every pair).
+SLACK_MARGIN = 1e-3
 
 class _Scan:
     """Fixed-order exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``, in thread
@@ -107,34 +108,6 @@ class _Scan:
                                         self.total])
 
 
-class _Grid:
-    """A hashed uniform grid over M points: cell (M,) vec3i, bucket (M,), bucket_start
-    (B + 1,), entries (M,) point indices by bucket; scans in thread blocks of ``block``."""
-
-    def __init__(self, m: int, device: Any, block: int) -> None:
-        bits = _table_bits(m)
-        self.buckets = 1 << bits
-        self.mask = np.int64(self.buckets - 1)
-        self.cell = wp.zeros(m, dtype=wp.vec3i, device=device)
-        self.bucket = wp.zeros(m, dtype=wp.int32, device=device)
-        self.bucket_count = wp.zeros(self.buckets, dtype=wp.int32, device=device)
-        self.bucket_start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
-        self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
-        self.entries = wp.zeros(m, dtype=wp.int32, device=device)
-        self.scan = _Scan(self.buckets, device, block)
-        self.m = m
-
-    def issue_build(self, launch: Any, k: Any, points: Any, inv_cell: Any, gate: Any) -> None:
-        launch(k.zero_ints, self.buckets, [self.bucket_count, gate])
-        launch(k.zero_ints, self.buckets, [self.cursor, gate])
-        launch(k.grid_cells, self.m, [points, inv_cell, self.mask, gate, self.cell,
-                                      self.bucket, self.bucket_count])
-        self.scan.issue(launch, k, self.bucket_count, self.bucket_start, gate)
-        launch(k.grid_fill, self.m, [self.bucket, self.bucket_start, gate, self.cursor,
-                                     self.entries])
-        launch(k.sort_segments, self.buckets, [self.bucket_start, gate, self.entries])
-
-
 class _Candidates:
     """One family's candidate list (capacity C): idx (C,) vec4i particles; per-query slots
     (S each: scratch (Q S,) pairs and their sort keys, filled in one pass), counts and
@@ -142,8 +115,10 @@ class _Candidates:
     of ``block``."""
 
     def __init__(self, queries: int, n: int, capacity: int, slots: int, device: Any,
-                 k: Any, block: int) -> None:
+                 k: Any, block: int, scatter: bool) -> None:
         v3, v4 = k.vec3, k.vec4
+        self.scatter = scatter
+        """Corrections are added contact by contact (no incidence lists: :data:`SUMS`)."""
         self.queries = queries
         self.capacity = capacity
         self.slots = slots
@@ -151,10 +126,11 @@ class _Candidates:
         """Threads of the kernels over the list: each takes every ``workers``-th pair below
         the count (one thread on the CPU, where threads run one after another anyway and a
         launch over the whole capacity costs a call per empty slot)."""
-        self.scratch = wp.zeros(queries * slots, dtype=wp.vec4i, device=device)
-        self.scratch_key = wp.zeros(queries * slots, dtype=wp.int32, device=device)
+        self.keys = wp.zeros(queries * slots, dtype=wp.int32, device=device)
+        """Each owner's partners in its ``slots`` slots, sorted (kept between updates)."""
         self.need_slots = wp.zeros(1, dtype=wp.int32, device=device)
         self.counts = wp.zeros(queries, dtype=wp.int32, device=device)
+        self.kept = wp.zeros(queries, dtype=wp.int32, device=device)
         self.offsets = wp.zeros(queries + 1, dtype=wp.int32, device=device)
         self.scan = _Scan(queries, device, block)
         self.idx = wp.zeros(capacity, dtype=wp.vec4i, device=device)
@@ -166,20 +142,29 @@ class _Candidates:
         self.inc = wp.zeros(4 * capacity, dtype=wp.int32, device=device)
         self.inc_scan = _Scan(n, device, block)
         self.act = wp.zeros(capacity, dtype=wp.int32, device=device)
-        self.live = wp.zeros(capacity, dtype=wp.int32, device=device)
+        self.slack_c = wp.zeros(capacity, dtype=k.scalar, device=device)
+        """Contact slack of each pair [m] (:class:`pbdcloth.selfcollision.stage._Tracked`)."""
+        self.slack_x = wp.zeros(capacity, dtype=k.scalar, device=device)
+        """Fail-safe slack of each pair [m]."""
+        self.base = wp.zeros(capacity, dtype=k.scalar, device=device)
+        """Least ``moved`` of the pair's particles at its last evaluation [m]."""
         self.corr = wp.zeros(capacity, dtype=v3, device=device)
         self.wc = wp.zeros(capacity, dtype=v4, device=device)
-        self.cnt = wp.zeros(n, dtype=wp.int32, device=device)
         self.n = n
 
-    def issue_finish(self, launch: Any, k: Any, gate: Any) -> None:
-        """After the query pass: offsets, pairs gathered from the slots, the count and the
-        per-particle incidence lists."""
-        self.scan.issue(launch, k, self.counts, self.offsets, gate)
-        launch(k.gather_candidates, self.queries, [self.counts, self.offsets, self.slots, gate,
-                                                   self.scratch, self.scratch_key, self.idx])
+    def issue_finish(self, launch: Any, k: Any, kl: Any, list_state: Any, family: int,
+                     tris: Any, edges: Any, gate: Any) -> None:
+        """After the searches: each owner's slots sorted, offsets, pairs gathered as quads,
+        the count and (gathered sums) the per-particle incidence lists."""
+        launch(kl.sort_slots, self.queries, [list_state, self.slots, self.counts, self.keys,
+                                             self.kept])
+        self.scan.issue(launch, k, self.kept, self.offsets, gate)
+        launch(kl.gather, self.queries, [list_state, family, tris, edges, self.slots,
+                                         self.kept, self.offsets, self.keys, self.idx])
         launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
                                         self.need])
+        if self.scatter:
+            return
         launch(k.zero_ints, self.n, [self.inc_n, gate])
         launch(k.zero_ints, self.n, [self.inc_cursor, gate])
         w = self.workers
@@ -201,12 +186,20 @@ class WarpSelfCollision:
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any,
-                 tuning: SelfCollisionTuning = DEFAULT_TUNING) -> None:
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None) -> None:
         self.model = model
+        if sums is None:
+            sums = "gather" if wp.get_device(device).is_cuda else "scatter"
+        if sums not in SUMS:
+            raise ValueError(f"sums must be one of {sorted(SUMS)}, got {sums!r}")
+        self.sums = sums
+        """How each pass adds the contacts' corrections to the particles (:data:`SUMS`)."""
         self.tuning = tuning
         self.device = device
         self.kb = k
-        self.k = kk.build_self_kernels("float32" if k.scalar is wp.float32 else "float64")
+        precision = "float32" if k.scalar is wp.float32 else "float64"
+        self.k = kk.build_self_kernels(precision)
+        self.kl = build_list_kernels(precision)
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         self.host = CandidateLists(model, tuning, NullStats())
         """The numpy stage's lists, for the rest exclusions (host, cached per thickness)."""
@@ -225,35 +218,38 @@ class WarpSelfCollision:
         self.mean_edge = float(lengths.mean()) if lengths.size else 0.0
         v3 = k.vec3
         s = k.scalar
-        self.built_at = wp.zeros(n, dtype=v3, device=dev)
         self.mean = wp.zeros(1, dtype=v3, device=dev)
         self.mean_after = wp.zeros(1, dtype=v3, device=dev)
         free_mass = model.mass[model.inv_mass > 0.0]
         self.free_mass = float(free_mass.sum()) if free_mass.size else 1.0
         self.mass: Any = wp.array(model.mass.astype(self.np_scalar), dtype=s, device=dev)
         self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
-        self.dev_max = wp.zeros(1, dtype=s, device=dev)
-        self.force = wp.ones(1, dtype=wp.int32, device=dev)
         self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
-        self.maxhalf = wp.zeros(1, dtype=s, device=dev)
-        self.mid = wp.zeros(self.n_edges, dtype=v3, device=dev)
-        self.half = wp.zeros(self.n_edges, dtype=v3, device=dev)
-        self.vertex_grid = _Grid(n, dev, block)
-        self.edge_grid = _Grid(self.n_edges, dev, block)
+        self.lists = DeviceLists(n, self.n_tris, self.n_edges, self.mean_edge, self.k,
+                                 self.kl, dev, tuning, _Scan)
+        """Reference positions, movers and the update state of the candidate lists."""
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)
         self.flag = wp.zeros(n, dtype=wp.int32, device=dev)
         self.touch = wp.zeros(n, dtype=wp.int32, device=dev)
         self.reverted = wp.zeros(n, dtype=wp.int32, device=dev)
+        self.dp = wp.zeros(n, dtype=v3, device=dev)
+        """Each particle's summed correction of the current pass's half (scattered sums)."""
+        self.cnt = wp.zeros(n, dtype=wp.int32, device=dev)
+        """Contacts of the current pass's half in which each particle moves."""
+        self.moved = wp.zeros(n, dtype=s, device=dev)
+        """Length of every move of each particle since the substep's first narrow phase [m]."""
+        self.last = wp.zeros(n, dtype=v3, device=dev)
+        """Positions at the end of the last narrow phase [m]."""
         self.stats = wp.zeros(kk.STAT_SIZE, dtype=wp.int32, device=dev)
         self._excl_for: float | None = None
         self.pt_excluded: Any = None
         self.ee_excluded: Any = None
         per_query, least = tuning.warp_initial_per_query, tuning.warp_min_capacity
         self.pt = _Candidates(self.n_tris, n, max(least, per_query * self.n_tris),
-                              tuning.warp_initial_slots, dev, k, block)
+                              tuning.warp_initial_slots, dev, k, block, sums == "scatter")
         self.ee = _Candidates(self.n_edges, n, max(least, per_query * self.n_edges),
-                              tuning.warp_initial_slots, dev, k, block)
+                              tuning.warp_initial_slots, dev, k, block, sums == "scatter")
 
     # --- host side, once per recording or frame -----------------------------------------------
     def prepare(self, settings: ClothSettings) -> None:
@@ -264,7 +260,7 @@ class WarpSelfCollision:
             self.pt_excluded = self._per_query(excl.point_triangle, self.n_tris, False)
             self.ee_excluded = self._per_query(excl.edge_edge, self.n_edges, True)
             self._excl_for = t
-        self.force.fill_(1)
+        self.lists.force.fill_(1)
 
     def _per_query(self, keys: np.ndarray, queries: int, query_first: bool
                    ) -> tuple[Any, Any]:
@@ -305,11 +301,12 @@ class WarpSelfCollision:
                     cap = int(need * 1.5) + self.tuning.warp_min_capacity
                 slots = max(fam.slots, need_slots + need_slots // 2)
                 setattr(self, name, _Candidates(fam.queries, self.n, cap, slots, self.device,
-                                                self.kb, self.tuning.warp_block))
+                                                self.kb, self.tuning.warp_block,
+                                                fam.scatter))
                 grew = True
         if grew:
             self.stats.zero_()
-            self.force.fill_(1)
+            self.lists.force.fill_(1)
         return grew
 
     def frame_extra(self, substeps: int) -> dict[str, float]:
@@ -323,7 +320,9 @@ class WarpSelfCollision:
             "self_ee_contacts": float(st[kk.STAT_EE_CONTACTS]),
             "self_clamped": float(st[kk.STAT_CLAMPED]),
             "self_rebuilds": float(st[kk.STAT_REBUILDS]),
-            "self_partial_rebuilds": 0.0,  # the device lists are always built in full
+            "self_partial_rebuilds": float(st[kk.STAT_PARTIAL]),
+            "self_refreshed": float(st[kk.STAT_REFRESHED]),
+            "self_evaluated": float(st[kk.STAT_EVALUATED]),
             "self_reverted": float(st[kk.STAT_REVERTED]),
         }
 
@@ -347,84 +346,66 @@ class WarpSelfCollision:
             launch(k.sum_final, 1, [self.sum_blocks, inv_total, self.mean_after])
             launch(k.shift_velocity, n, [v, v_pred, x, p, inv_mass, self.mean, self.mean_after,
                                          s(h)])
-        # Verlet check: displacement since the build, relative to the mean displacement.
-        # The numpy stage's skin: the list radius r + skin is the rest exclusion radius.
-        # The smallest skin (list radius = rest exclusion radius): the device lists are built
-        # in full whenever any particle moved past half the skin, which in a folding cloth is
-        # every substep whatever the skin (measured), so the fewer pairs they hold the better.
-        r, skin = list_radii(t, clamp, self.tuning)
-        launch(k.sum_blocks, blocks, [p, self.built_at, 1, inv_mass, 0, block, self.sum_blocks])
-        launch(k.sum_final, 1, [self.sum_blocks, s(1.0 / n), self.mean])
-        launch(k.deviation_max, n, [p, self.built_at, self.mean, self.dev_max])
-        launch(k.decide_rebuild, 1, [self.dev_max, s(0.25 * skin * skin), self.force,
-                                     self.rebuild, self.stats, self.maxhalf])
-        gate = self.rebuild
-        radius = r + skin
-        launch(k.copy_positions, n, [p, gate, self.built_at])
-        # Point-triangle: vertices in the grid, triangles query.
-        cell = max(radius + 0.5 * self.mean_edge, 1e-9)
-        inv_cell = s(1.0 / cell)
-        g = self.vertex_grid
-        g.issue_build(launch, k, p, inv_cell, gate)
-        pt = self.pt
-        common = [p, self.tris, s(radius), inv_cell, g.mask, g.cell, g.bucket_start, g.entries,
-                  *self.pt_excluded]
-        launch(k.pt_query, self.n_tris, [*common, pt.slots, gate, pt.counts, pt.need_slots,
-                                         pt.scratch, pt.scratch_key])
-        pt.issue_finish(launch, k, gate)
-        # Edge-edge: midpoints in the grid, each edge queries with its box grown by the largest
-        # half extent of any edge.
-        ee = self.ee
-        eg = self.edge_grid
-        launch(k.edge_boxes, self.n_edges, [p, self.edges, gate, self.mid, self.half,
-                                            self.maxhalf])
-        ecell = max(radius + self.mean_edge, 1e-9)
-        e_inv = s(1.0 / ecell)
-        eg.issue_build(launch, k, self.mid, e_inv, gate)
-        common = [p, self.edges, s(radius), self.mid, self.half, self.maxhalf, e_inv, eg.mask,
-                  eg.cell, eg.bucket_start, eg.entries, *self.ee_excluded]
-        launch(k.ee_query, self.n_edges, [*common, ee.slots, gate, ee.counts, ee.need_slots,
-                                          ee.scratch, ee.scratch_key])
-        ee.issue_finish(launch, k, gate)
+        # Candidate lists: a partial update for the movers or a full build, decided on the
+        # device (:mod:`.selfcollision_lists`).
+        pt, ee = self.pt, self.ee
+        large = self.host.radii(t, clamp)[1]
+        self.lists.issue(launch, p, inv_mass, self.tris, self.edges, t, clamp, large, pt, ee,
+                         self.pt_excluded, self.ee_excluded, self.rebuild, self.stats)
         launch(k.add_stat, 1, [pt.count, kk.STAT_PT_CANDIDATES, self.stats])
         launch(k.add_stat, 1, [ee.count, kk.STAT_EE_CANDIDATES, self.stats])
 
     def issue_project(self, launch: Any, settings: ClothSettings, p: Any, x: Any,
-                      inv_mass: Any) -> None:
-        """Narrow phase of one solver iteration (after the obstacles): passes, fail-safe."""
+                      inv_mass: Any, iteration: int = 0) -> None:
+        """Narrow phase of solver iteration ``iteration`` of the substep (after the
+        obstacles): passes, fail-safe. The first iteration sets every pair's slack from a
+        bound on its distance; later ones add what the constraints moved each particle."""
         k, s = self.k, self.kb.scalar
         n = self.n
         t = float(settings.self_thickness)
         tune = self.tuning
-        band2 = s((tune.crossing_band * t) ** 2)
+        band = s(tune.crossing_band * t)
         mu = s(settings.self_friction)
         interior = s(tune.edge_interior)
+        margin = s(SLACK_MARGIN * t)
+        skip = int(tune.skip_unchanged)
         pt, ee = self.pt, self.ee
+        if iteration == 0:
+            launch(k.zero_scalars, n, [self.moved])
+            for fam, edge_pairs in ((pt, 0), (ee, 1)):
+                launch(k.track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
+                                                    fam.slack_c, fam.slack_x, fam.base,
+                                                    fam.workers])
+        else:
+            launch(k.moved_since, n, [p, self.last, self.moved])
         launch(k.project_begin, 1, [self.state, self.deep])
-        for pass_ in range(tune.passes):
-            first = int(pass_ == 0)
-            launch(k.pt_eval, pt.workers, [p, x, inv_mass, pt.idx, pt.count, self.state, s(t),
-                                           band2, mu, first, pt.live, pt.act, pt.corr, pt.wc,
-                                           self.deep, self.touch, self.stats, pt.workers])
-            launch(k.contact_count, n, [pt.inc_start, pt.inc, pt.act, pt.wc, self.state,
-                                        self.touch, pt.cnt])
-            launch(k.contact_apply, n, [pt.inc_start, pt.inc, pt.idx, pt.act, pt.wc, pt.corr,
-                                        pt.cnt, self.state, self.touch, p])
-            launch(k.next_phase, 1, [self.state])
-            launch(k.ee_eval, ee.workers, [p, x, inv_mass, ee.idx, ee.count, self.state, s(t),
-                                           band2, mu, interior, first, ee.live, ee.act,
-                                           ee.corr, ee.wc, self.deep, self.touch,
-                                           self.stats, ee.workers])
-            launch(k.contact_count, n, [ee.inc_start, ee.inc, ee.act, ee.wc, self.state,
-                                        self.touch, ee.cnt])
-            launch(k.contact_apply, n, [ee.inc_start, ee.inc, ee.idx, ee.act, ee.wc, ee.corr,
-                                        ee.cnt, self.state, self.touch, p])
+        for _ in range(tune.passes):
+            for fam, edge_pairs in ((pt, 0), (ee, 1)):
+                launch(k.zero_counts, n, [self.state, self.cnt])
+                launch(k.pair_eval, fam.workers, [
+                    p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
+                    interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
+                    fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
+                    fam.workers])
+                launch(k.contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
+                                                      self.cnt, self.state, fam.corr,
+                                                      int(fam.scatter), self.dp, fam.workers])
+                if fam.scatter:
+                    launch(k.apply_sums, n, [self.state, self.touch, self.dp, p, self.moved])
+                else:
+                    launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.act, fam.wc,
+                                                fam.corr, self.state, self.touch, p,
+                                                self.moved])
+                if edge_pairs == 0:
+                    launch(k.next_phase, 1, [self.state])
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])
         for _ in range(tune.revert_rounds):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.mark_crossed, fam.workers, [p, x, inv_mass, fam.idx, fam.count,
-                                                     edge_pairs, band2, interior, fam.live,
-                                                     self.state, self.flag, self.reverted,
-                                                     fam.workers])
-            launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.stats])
+                launch(k.mark_crossed, fam.workers, [
+                    p, x, inv_mass, fam.idx, fam.count, edge_pairs, s(t), band, interior,
+                    self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip, self.state,
+                    self.flag, self.reverted, fam.workers])
+            launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.moved,
+                                       self.stats])
             launch(k.round_end, 1, [self.state])
+        launch(k.copy_vec3, n, [p, self.last])

@@ -34,7 +34,10 @@ STAT_EE_CANDIDATES = 3
 STAT_PT_CONTACTS = 4
 STAT_EE_CONTACTS = 5
 STAT_REVERTED = 6
-STAT_SIZE = 8
+STAT_PARTIAL = 7
+STAT_REFRESHED = 8
+STAT_EVALUATED = 9
+STAT_SIZE = 10
 
 #: Slots of the narrow phase's state array (int32).
 ST_DONE = 0  # the passes of this iteration stopped (no contact deeper than resolved t)
@@ -69,19 +72,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             if partners[k] == x:
                 return 1
         return 0
-
-    @wp.func(module=module)
-    def cell_of(x: vec3, inv_cell: scalar) -> wp.vec3i:
-        return wp.vec3i(int(wp.floor(x[0] * inv_cell)), int(wp.floor(x[1] * inv_cell)),
-                        int(wp.floor(x[2] * inv_cell)))
-
-    @wp.func(module=module)
-    def bucket_of(c: wp.vec3i, mask: wp.int64) -> int:
-        """Hash of a cell into a power-of-two table (different cells may share a bucket; the
-        queries keep only the points whose own cell is the one visited)."""
-        h = (wp.int64(c[0]) * wp.int64(73856093)) ^ (wp.int64(c[1]) * wp.int64(19349663)) ^ (
-            wp.int64(c[2]) * wp.int64(83492791))
-        return int(h & mask)
 
     @wp.func(module=module)
     def sign(x: scalar) -> scalar:
@@ -297,51 +287,7 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         v_pred[i] = vi
         p[i] = x[i] + vi * h
 
-    @wp.kernel(module=module)
-    def deviation_max(p: wp.array(dtype=vec3), built_at: wp.array(dtype=vec3),
-                      mean: wp.array(dtype=vec3), out: wp.array(dtype=scalar)):
-        """out[0] = max |(p - built_at) - mean|^2 (atomic max: order-free)."""
-        i = wp.tid()
-        d = (p[i] - built_at[i]) - mean[0]
-        wp.atomic_max(out, 0, wp.dot(d, d))
-
-    @wp.kernel(module=module)
-    def decide_rebuild(dev_max: wp.array(dtype=scalar), limit2: scalar,
-                       force: wp.array(dtype=wp.int32), rebuild: wp.array(dtype=wp.int32),
-                       stats: wp.array(dtype=wp.int32), maxhalf: wp.array(dtype=scalar)):
-        """rebuild = forced or some particle moved more than skin / 2 relative to the mean."""
-        r = 0
-        if force[0] != 0 or dev_max[0] > limit2:
-            r = 1
-        rebuild[0] = r
-        force[0] = 0
-        dev_max[0] = zero
-        maxhalf[0] = zero
-        if r != 0:
-            wp.atomic_add(stats, STAT_REBUILDS, 1)
-
-    @wp.kernel(module=module)
-    def copy_positions(src: wp.array(dtype=vec3), gate: wp.array(dtype=wp.int32),
-                       dst: wp.array(dtype=vec3)):
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        dst[i] = src[i]
-
-    # --- broad phase: hashed uniform grid -----------------------------------------------------
-    @wp.kernel(module=module)
-    def grid_cells(points: wp.array(dtype=vec3), inv_cell: scalar, mask: wp.int64,
-                   gate: wp.array(dtype=wp.int32), cell: wp.array(dtype=wp.vec3i),
-                   bucket: wp.array(dtype=wp.int32), bucket_count: wp.array(dtype=wp.int32)):
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        c = cell_of(points[i], inv_cell)
-        b = bucket_of(c, mask)
-        cell[i] = c
-        bucket[i] = b
-        wp.atomic_add(bucket_count, b, 1)
-
+    # --- counting sorts and the flat candidate lists ------------------------------------------
     @wp.kernel(module=module)
     def grid_fill(bucket: wp.array(dtype=wp.int32), bucket_start: wp.array(dtype=wp.int32),
                   gate: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32),
@@ -369,186 +315,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
                 values[j + 1] = values[j]
                 j -= 1
             values[j + 1] = key
-
-    @wp.kernel(module=module)
-    def edge_boxes(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
-                   gate: wp.array(dtype=wp.int32), mid: wp.array(dtype=vec3),
-                   half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
-        """Midpoint and half extent of each edge; maxhalf[0] = largest half extent component."""
-        if gate[0] == 0:
-            return
-        e = wp.tid()
-        a = p[edges[e][0]]
-        b = p[edges[e][1]]
-        m = (a + b) * scalar(0.5)
-        hv = vec3(wp.abs(a[0] - b[0]), wp.abs(a[1] - b[1]), wp.abs(a[2] - b[2])) * scalar(0.5)
-        mid[e] = m
-        half[e] = hv
-        wp.atomic_max(maxhalf, 0, wp.max(hv[0], wp.max(hv[1], hv[2])))
-
-    @wp.func(module=module)
-    def slot_push(q: int, found: int, slots: int, quad: wp.vec4i, key: int,
-                  scratch: wp.array(dtype=wp.vec4i), scratch_key: wp.array(dtype=wp.int32)):
-        """Query q's pair number ``found`` into its slots (dropped past ``slots``: counted,
-        and the frame is run again with more slots)."""
-        if found < slots:
-            scratch[q * slots + found] = quad
-            scratch_key[q * slots + found] = key
-
-    @wp.kernel(module=module)
-    def pt_query(p: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i), radius: scalar,
-                 inv_cell: scalar, mask: wp.int64, cell: wp.array(dtype=wp.vec3i),
-                 bucket_start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                 excl_start: wp.array(dtype=wp.int32), excluded: wp.array(dtype=wp.int32),
-                 slots: int, gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
-                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
-                 scratch_key: wp.array(dtype=wp.int32)):
-        """Vertices within ``radius`` of triangle tid, not incident, not excluded at rest:
-        written to the triangle's slots in one pass (key: the vertex), counted."""
-        if gate[0] == 0:
-            return
-        t = wp.tid()
-        tri = tris[t]
-        a = p[tri[0]]
-        b = p[tri[1]]
-        c = p[tri[2]]
-        lo = wp.min(wp.min(a, b), c) - vec3(radius, radius, radius)
-        hi = wp.max(wp.max(a, b), c) + vec3(radius, radius, radius)
-        c0 = cell_of(lo, inv_cell)
-        c1 = cell_of(hi, inv_cell)
-        r2 = radius * radius
-        found = int(0)
-        for cx in range(c0[0], c1[0] + 1):
-            for cy in range(c0[1], c1[1] + 1):
-                for cz in range(c0[2], c1[2] + 1):
-                    cc = wp.vec3i(cx, cy, cz)
-                    bk = bucket_of(cc, mask)
-                    for k in range(bucket_start[bk], bucket_start[bk + 1]):
-                        v = entries[k]
-                        if cell[v][0] != cx or cell[v][1] != cy or cell[v][2] != cz:
-                            continue
-                        if v == tri[0] or v == tri[1] or v == tri[2]:
-                            continue
-                        x = p[v]
-                        if x[0] < lo[0] or x[1] < lo[1] or x[2] < lo[2]:
-                            continue
-                        if x[0] > hi[0] or x[1] > hi[1] or x[2] > hi[2]:
-                            continue
-                        u, vv, w, _face = closest_point_triangle(x, a, b, c)
-                        d = x - (a * u + b * vv + c * w)
-                        if wp.dot(d, d) >= r2:
-                            continue
-                        if listed(excl_start, excluded, t, v) != 0:
-                            continue
-                        slot_push(t, found, slots, wp.vec4i(v, tri[0], tri[1], tri[2]), v,
-                                  scratch, scratch_key)
-                        found += 1
-        counts[t] = wp.min(found, slots)
-        if found > slots:
-            wp.atomic_max(need_slots, 0, found)
-
-    @wp.kernel(module=module)
-    def ee_query(p: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i), radius: scalar,
-                 mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
-                 maxhalf: wp.array(dtype=scalar), inv_cell: scalar, mask: wp.int64,
-                 cell: wp.array(dtype=wp.vec3i), bucket_start: wp.array(dtype=wp.int32),
-                 entries: wp.array(dtype=wp.int32), excl_start: wp.array(dtype=wp.int32),
-                 excluded: wp.array(dtype=wp.int32), slots: int,
-                 gate: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
-                 need_slots: wp.array(dtype=wp.int32), scratch: wp.array(dtype=wp.vec4i),
-                 scratch_key: wp.array(dtype=wp.int32)):
-        """Edges j > tid whose closest points to edge tid are within ``radius``, not
-        incident, not excluded at rest (the grid holds midpoints; the query box is grown by
-        the largest half extent): written to the edge's slots (key: j), counted."""
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        ei = edges[i]
-        mi = mid[i]
-        hi_ = half[i]
-        grow = maxhalf[0] + radius
-        lo = mi - hi_ - vec3(grow, grow, grow)
-        hi = mi + hi_ + vec3(grow, grow, grow)
-        c0 = cell_of(lo, inv_cell)
-        c1 = cell_of(hi, inv_cell)
-        p1 = p[ei[0]]
-        p2 = p[ei[1]]
-        r2 = radius * radius
-        reach_i = wp.length(hi_)
-        found = int(0)
-        for cx in range(c0[0], c1[0] + 1):
-            for cy in range(c0[1], c1[1] + 1):
-                for cz in range(c0[2], c1[2] + 1):
-                    bk = bucket_of(wp.vec3i(cx, cy, cz), mask)
-                    # A bucket's entries are sorted: from the last down to the first j > i.
-                    first = bucket_start[bk]
-                    k = bucket_start[bk + 1] - 1
-                    while k >= first:
-                        j = entries[k]
-                        k -= 1
-                        if j <= i:
-                            break
-                        if cell[j][0] != cx or cell[j][1] != cy or cell[j][2] != cz:
-                            continue
-                        dm = mid[j] - mi
-                        hj = half[j]
-                        if wp.abs(dm[0]) > hi_[0] + hj[0] + radius:
-                            continue
-                        if wp.abs(dm[1]) > hi_[1] + hj[1] + radius:
-                            continue
-                        if wp.abs(dm[2]) > hi_[2] + hj[2] + radius:
-                            continue
-                        # Bounding spheres (centre the midpoint, radius the half length |half|).
-                        reach = reach_i + wp.length(hj) + radius
-                        if wp.dot(dm, dm) > reach * reach:
-                            continue
-                        ej = edges[j]
-                        if ei[0] == ej[0] or ei[0] == ej[1] or ei[1] == ej[0] or ei[1] == ej[1]:
-                            continue
-                        q1 = p[ej[0]]
-                        q2 = p[ej[1]]
-                        s, s2 = closest_points_segments(p1, p2, q1, q2)
-                        d = (p1 + (p2 - p1) * s) - (q1 + (q2 - q1) * s2)
-                        if wp.dot(d, d) >= r2:
-                            continue
-                        if listed(excl_start, excluded, i, j) != 0:
-                            continue
-                        slot_push(i, found, slots, wp.vec4i(ei[0], ei[1], ej[0], ej[1]), j,
-                                  scratch, scratch_key)
-                        found += 1
-        counts[i] = wp.min(found, slots)
-        if found > slots:
-            wp.atomic_max(need_slots, 0, found)
-
-    @wp.kernel(module=module)
-    def gather_candidates(counts: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32),
-                          slots: int, gate: wp.array(dtype=wp.int32),
-                          scratch: wp.array(dtype=wp.vec4i),
-                          scratch_key: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.vec4i)):
-        """Query tid's pairs, sorted by key (a fixed order for any thread order), to
-        out[offsets[tid]:] (those past the end are dropped: the frame is run again)."""
-        if gate[0] == 0:
-            return
-        q = wp.tid()
-        m = counts[q]
-        if m == 0:
-            return
-        base = q * slots
-        for a in range(base + 1, base + m):  # insertion sort of a few pairs
-            key = scratch_key[a]
-            quad = scratch[a]
-            b = a - 1
-            while b >= base and scratch_key[b] > key:
-                scratch_key[b + 1] = scratch_key[b]
-                scratch[b + 1] = scratch[b]
-                b -= 1
-            scratch_key[b + 1] = key
-            scratch[b + 1] = quad
-        start = offsets[q]
-        cap = out.shape[0]
-        for f in range(m):
-            if start + f < cap:
-                out[start + f] = scratch[base + f]
 
     @wp.kernel(module=module)
     def finish_candidates(total: wp.array(dtype=wp.int32), cap: int,
@@ -670,19 +436,17 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         return n, wp.dot(n, diff)
 
     @wp.func(module=module)
-    def respond(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
-                inv_mass: wp.array(dtype=scalar), q: wp.vec4i, near: int, coef: vec4,
-                diff: vec3, dist2: scalar, diff0: vec3, normal: vec3, side0: scalar,
-                t: scalar, mu: scalar, c: int, act: wp.array(dtype=wp.int32),
-                corr: wp.array(dtype=vec3), wc_out: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
-                pass_id: int) -> int:
+    def respond(inv_mass: wp.array(dtype=scalar), q: wp.vec4i, coef: vec4, diff: vec3,
+                diff0: vec3, n: vec3, signed: scalar, t: scalar, mu: scalar, c: int,
+                act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
+                wc_out: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                touch: wp.array(dtype=wp.int32), pass_id: int,
+                cnt: wp.array(dtype=wp.int32)) -> int:
         """Contact c's correction direction: act[c] = 1 and corr[c] = (push-out minus
-        friction) / W, wc_out[c] = w_k coef_k, when the pair is a contact; else act[c] = 0."""
+        friction) / W, wc_out[c] = w_k coef_k, when the pair (unit normal n on A's start side,
+        signed distance along it) is a contact, and each particle that it moves counts it in
+        cnt (integer atomics: the counts do not depend on order); else act[c] = 0."""
         act[c] = 0
-        if near == 0:
-            return 0
-        n, signed = contact_normal(diff, dist2, normal, side0, t)
         if signed >= t:
             return 0
         wc = vec4(inv_mass[q[0]] * coef[0], inv_mass[q[1]] * coef[1],
@@ -704,87 +468,205 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
         for k in range(4):
             if wc[k] != zero:
                 touch[q[k]] = pass_id
+                wp.atomic_add(cnt, q[k], 1)
         return 1
 
-    @wp.kernel(module=module)
-    def pt_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
-                inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
-                count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
-                band2: scalar, mu: scalar, first: int, live: wp.array(dtype=wp.int32),
-                act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
-                wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
-                touch: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int32),
-                stride: int):
-        """One pass over the point-triangle pairs still within the band at the previous pass
-        (all pairs at the first), as the numpy stage's shrinking lists."""
-        if state[ST_DONE] != 0:
-            return
-        for c in range(wp.tid(), count[0], stride):
-            if first == 0 and live[c] == 0:
-                act[c] = 0
-                continue
-            q = idx[c]
-            near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-            live[c] = near
-            if respond(p, x0, inv_mass, q, near, coef, diff, dist2, diff0, normal, side0, t,
-                       mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
-                state[ST_PROJECTED] = 1
-                state[ST_PASS_ANY] = 1
-                wp.atomic_add(stats, STAT_PT_CONTACTS, 1)
+    @wp.func(module=module)
+    def most_moved(moved: wp.array(dtype=scalar), q: wp.vec4i) -> scalar:
+        return wp.max(wp.max(moved[q[0]], moved[q[1]]), wp.max(moved[q[2]], moved[q[3]]))
+
+    @wp.func(module=module)
+    def least_moved(moved: wp.array(dtype=scalar), q: wp.vec4i) -> scalar:
+        return wp.min(wp.min(moved[q[0]], moved[q[1]]), wp.min(moved[q[2]], moved[q[3]]))
+
+    @wp.func(module=module)
+    def unchanged(moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+                  slack: wp.array(dtype=scalar), q: wp.vec4i, c: int, margin: scalar,
+                  skip: int) -> int:
+        """1 when pair c cannot have used up its slack since its last evaluation: its
+        particles moved by at most ``most_moved - base`` each, so its distance changed by at
+        most twice that (``margin`` covers the round-off of the distances)."""
+        if skip == 0:
+            return 0
+        if scalar(2.0) * (most_moved(moved, q) - base[c]) + margin < slack[c]:
+            return 1
+        return 0
+
+    @wp.func(module=module)
+    def geometry(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3), q: wp.vec4i,
+                 edge_pairs: int, band2: scalar, interior: scalar):
+        """pt_geometry or ee_geometry; near 2 for a point-triangle pair within the band (so
+        that ``near == 2`` means "may be a contact" for both families)."""
+        if edge_pairs != 0:
+            return ee_geometry(p, x0, q, band2, interior)
+        near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
+        return near * 2, coef, diff, dist2, diff0, normal, side0
+
+    @wp.func(module=module)
+    def track(moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+              slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar), q: wp.vec4i,
+              c: int, near: int, dist2: scalar, signed: scalar, band: scalar, t: scalar):
+        """What an evaluation found (the numpy stage's _Tracked.evaluate): slack of a pair
+        outside the band its distance less the band; a possible contact its signed distance
+        less the thickness (fail-safe: its distance, or -inf once crossed); a pair within the
+        band that cannot be a contact (edges meeting near an end) its distance less t."""
+        u = wp.sqrt(dist2)
+        sc = u - band
+        sx = u - band
+        if near == 2:
+            sc = signed - t
+            sx = u
+            if signed < zero:
+                sx = scalar(-1e30)
+        elif near == 1:
+            sc = u - t
+            sx = u
+        slack_c[c] = sc
+        slack_x[c] = sx
+        base[c] = least_moved(moved, q)
 
     @wp.kernel(module=module)
-    def ee_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
-                inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
-                count: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32), t: scalar,
-                band2: scalar, mu: scalar, interior: scalar, first: int,
-                live: wp.array(dtype=wp.int32), act: wp.array(dtype=wp.int32),
-                corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
-                deep: wp.array(dtype=scalar), touch: wp.array(dtype=wp.int32),
-                stats: wp.array(dtype=wp.int32), stride: int):
-        """As pt_eval for the edge pairs (contacts only where near = 2)."""
-        if state[ST_DONE] != 0:
-            return
+    def track_begin(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
+                    count: wp.array(dtype=wp.int32), edge_pairs: int, band: scalar,
+                    slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                    base: wp.array(dtype=scalar), stride: int):
+        """The substep's first narrow phase: each pair's slack from a lower bound on its
+        distance (bounding spheres: the triangle's about its centroid, the edges' about their
+        midpoints); pairs within the band are evaluated in the first pass (slack -inf)."""
         for c in range(wp.tid(), count[0], stride):
-            if first == 0 and live[c] == 0:
-                act[c] = 0
-                continue
             q = idx[c]
-            near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
-                                                                        interior)
-            live[c] = wp.min(near, 1)
-            if respond(p, x0, inv_mass, q, near / 2, coef, diff, dist2, diff0, normal, side0,
-                       t, mu, c, act, corr, wc, deep, touch, state[ST_PASS]) != 0:
-                state[ST_PROJECTED] = 1
-                state[ST_PASS_ANY] = 1
-                wp.atomic_add(stats, STAT_EE_CONTACTS, 1)
+            bound = zero
+            if edge_pairs != 0:
+                m1 = (p[q[0]] + p[q[1]]) * scalar(0.5)
+                m2 = (p[q[2]] + p[q[3]]) * scalar(0.5)
+                bound = (wp.length(m1 - m2) - scalar(0.5) * wp.length(p[q[0]] - p[q[1]])
+                         - scalar(0.5) * wp.length(p[q[2]] - p[q[3]]))
+            else:
+                a = p[q[1]]
+                b = p[q[2]]
+                cc = p[q[3]]
+                centre = (a + b + cc) * (one / scalar(3.0))
+                rad2 = wp.max(wp.max(wp.dot(a - centre, a - centre),
+                                     wp.dot(b - centre, b - centre)),
+                              wp.dot(cc - centre, cc - centre))
+                bound = wp.length(p[q[0]] - centre) - wp.sqrt(rad2)
+            s = bound - band
+            if bound < band:
+                s = scalar(-1e30)
+            slack_c[c] = s
+            slack_x[c] = s
+            base[c] = zero
 
     @wp.kernel(module=module)
-    def contact_count(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                      act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
-                      state: wp.array(dtype=wp.int32), touch: wp.array(dtype=wp.int32),
-                      cnt: wp.array(dtype=wp.int32)):
-        """cnt[i] = contacts this pass in which particle i moves (0 unless touched)."""
+    def moved_since(p: wp.array(dtype=vec3), last: wp.array(dtype=vec3),
+                    moved: wp.array(dtype=scalar)):
+        """moved += |p - last|: what the solver's constraints moved each particle since the
+        last narrow phase."""
         i = wp.tid()
+        moved[i] = moved[i] + wp.length(p[i] - last[i])
+
+    @wp.kernel(module=module)
+    def copy_vec3(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
+        i = wp.tid()
+        dst[i] = src[i]
+
+    @wp.kernel(module=module)
+    def zero_scalars(a: wp.array(dtype=scalar)):
+        a[wp.tid()] = zero
+
+    @wp.kernel(module=module)
+    def pair_eval(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                  inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                  count: wp.array(dtype=wp.int32), edge_pairs: int,
+                  state: wp.array(dtype=wp.int32), t: scalar, band: scalar, mu: scalar,
+                  interior: scalar, moved: wp.array(dtype=scalar),
+                  base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                  slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
+                  act: wp.array(dtype=wp.int32), corr: wp.array(dtype=vec3),
+                  wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                  touch: wp.array(dtype=wp.int32), cnt: wp.array(dtype=wp.int32),
+                  stats: wp.array(dtype=wp.int32), stride: int):
+        """One pass over one family's pairs: those whose slack the motion since their last
+        evaluation can have used up are evaluated (closest points, side, contact and its
+        correction); the others are no contact, as an evaluation would find."""
+        if state[ST_DONE] != 0:
+            return
+        band2 = band * band
+        evaluated = int(0)
+        for c in range(wp.tid(), count[0], stride):
+            q = idx[c]
+            if unchanged(moved, base, slack_c, q, c, margin, skip) != 0:
+                act[c] = 0
+                continue
+            evaluated += 1
+            near, coef, diff, dist2, diff0, normal, side0 = geometry(p, x0, q, edge_pairs,
+                                                                     band2, interior)
+            n, signed = contact_normal(diff, dist2, normal, side0, t)
+            track(moved, base, slack_c, slack_x, q, c, near, dist2, signed, band, t)
+            act[c] = 0
+            if near == 2:  # noqa: SIM102 (Warp evaluates both sides of an ``and``)
+                if respond(inv_mass, q, coef, diff, diff0, n, signed, t, mu, c, act, corr, wc,
+                           deep, touch, state[ST_PASS], cnt) != 0:
+                    state[ST_PROJECTED] = 1
+                    state[ST_PASS_ANY] = 1
+                    wp.atomic_add(stats, STAT_PT_CONTACTS + edge_pairs, 1)
+        wp.atomic_add(stats, STAT_EVALUATED, evaluated)
+
+    @wp.kernel(module=module)
+    def zero_counts(state: wp.array(dtype=wp.int32), cnt: wp.array(dtype=wp.int32)):
+        """Contact counts to zero before a pass's half (nothing once the passes stopped)."""
+        if state[ST_DONE] != 0:
+            return
+        cnt[wp.tid()] = 0
+
+    @wp.kernel(module=module)
+    def contact_relax(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=wp.int32),
+                      act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
+                      cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
+                      corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3),
+                      stride: int):
+        """corr[c] /= the largest contact count among contact c's moving particles; with
+        ``scatter``, each moving particle's share w_k coef_k corr[c] added to dp (in list
+        order on the CPU's one thread: the order the gathered sums use)."""
         if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0:
             return
-        if touch[i] != state[ST_PASS]:
-            cnt[i] = 0
+        for c in range(wp.tid(), count[0], stride):
+            if act[c] == 0:
+                continue
+            q = idx[c]
+            w = wc[c]
+            most = int(1)
+            for k in range(4):
+                if w[k] != zero:
+                    most = wp.max(most, cnt[q[k]])
+            share = corr[c] / scalar(most)
+            corr[c] = share
+            if scatter != 0:
+                for k in range(4):
+                    if w[k] != zero:
+                        wp.atomic_add(dp, q[k], share * w[k])
+
+    @wp.kernel(module=module)
+    def apply_sums(state: wp.array(dtype=wp.int32), touch: wp.array(dtype=wp.int32),
+                   dp: wp.array(dtype=vec3), p: wp.array(dtype=vec3),
+                   moved: wp.array(dtype=scalar)):
+        """Scattered sums: p[i] += dp[i], moved[i] += its length, dp[i] = 0 (touched only)."""
+        i = wp.tid()
+        if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
             return
-        n = int(0)
-        for e in range(start[i], start[i + 1]):
-            c = entries[e] // 4
-            if act[c] != 0 and wc[c][entries[e] % 4] != zero:
-                n += 1
-        cnt[i] = n
+        d = dp[i]
+        p[i] = p[i] + d
+        moved[i] = moved[i] + wp.length(d)
+        dp[i] = vec3(zero, zero, zero)
 
     @wp.kernel(module=module)
     def contact_apply(start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                      idx: wp.array(dtype=wp.vec4i), act: wp.array(dtype=wp.int32),
-                      wc: wp.array(dtype=vec4), corr: wp.array(dtype=vec3),
-                      cnt: wp.array(dtype=wp.int32), state: wp.array(dtype=wp.int32),
-                      touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3)):
-        """p[i] += sum over its contacts (in list order) of w_i coef_i lambda / (the largest
-        contact count among the contact's moving particles)."""
+                      act: wp.array(dtype=wp.int32), wc: wp.array(dtype=vec4),
+                      corr: wp.array(dtype=vec3), state: wp.array(dtype=wp.int32),
+                      touch: wp.array(dtype=wp.int32), p: wp.array(dtype=vec3),
+                      moved: wp.array(dtype=scalar)):
+        """p[i] += sum over its contacts (in list order) of w_i coef_i lambda (relaxed);
+        moved[i] += its length."""
         i = wp.tid()
         if state[ST_DONE] != 0 or state[ST_PASS_ANY] == 0 or touch[i] != state[ST_PASS]:
             return
@@ -794,19 +676,14 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
             c = entries[e] // 4
             if act[c] == 0:
                 continue
-            w = wc[c]
-            wk = w[entries[e] % 4]
+            wk = wc[c][entries[e] % 4]
             if wk == zero:
                 continue
-            q = idx[c]
-            most = int(1)
-            for k in range(4):
-                if w[k] != zero:
-                    most = wp.max(most, cnt[q[k]])
-            dp = dp + corr[c] * (wk / scalar(most))
+            dp = dp + corr[c] * wk
             touched = 1
         if touched != 0:
             p[i] = p[i] + dp
+            moved[i] = moved[i] + wp.length(dp)
 
     @wp.kernel(module=module)
     def next_phase(state: wp.array(dtype=wp.int32)):
@@ -826,33 +703,27 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.kernel(module=module)
     def mark_crossed(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
                      inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
-                     count: wp.array(dtype=wp.int32), edge_pairs: int, band2: scalar,
-                     interior: scalar, live: wp.array(dtype=wp.int32),
+                     count: wp.array(dtype=wp.int32), edge_pairs: int, t: scalar, band: scalar,
+                     interior: scalar, moved: wp.array(dtype=scalar),
+                     base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                     slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
                      state: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32),
                      reverted: wp.array(dtype=wp.int32), stride: int):
-        """Fail-safe: flag the free, not yet reverted particles of pairs (of those within the
-        band at the last pass) on the wrong side."""
+        """Fail-safe: flag the free, not yet reverted particles of pairs on the wrong side
+        (pairs that cannot have reached the other side since their last evaluation are
+        skipped, by their fail-safe slack)."""
         if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
             return
+        band2 = band * band
         for c in range(wp.tid(), count[0], stride):
-            if live[c] == 0:
-                continue
             q = idx[c]
-            near = int(0)
-            coef = vec4()
-            diff = vec3()
-            dist2 = zero
-            diff0 = vec3()
-            normal = vec3()
-            side0 = zero
-            if edge_pairs != 0:
-                near, coef, diff, dist2, diff0, normal, side0 = ee_geometry(p, x0, q, band2,
-                                                                            interior)
-            else:
-                near, coef, diff, dist2, diff0, normal, side0 = pt_geometry(p, x0, q, band2)
-            if near != 1 + edge_pairs or side0 == zero:
+            if unchanged(moved, base, slack_x, q, c, margin, skip) != 0:
                 continue
-            if wp.dot(normal * side0, diff) >= zero:
+            near, coef, diff, dist2, diff0, normal, side0 = geometry(p, x0, q, edge_pairs,
+                                                                     band2, interior)
+            n, signed = contact_normal(diff, dist2, normal, side0, t)
+            track(moved, base, slack_c, slack_x, q, c, near, dist2, signed, band, t)
+            if near != 2 or signed >= zero:
                 continue
             epoch = state[ST_EPOCH]
             for k in range(4):
@@ -864,12 +735,14 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.kernel(module=module)
     def revert_apply(x0: wp.array(dtype=vec3), flag: wp.array(dtype=wp.int32),
                      state: wp.array(dtype=wp.int32), reverted: wp.array(dtype=wp.int32),
-                     p: wp.array(dtype=vec3), stats: wp.array(dtype=wp.int32)):
+                     p: wp.array(dtype=vec3), moved: wp.array(dtype=scalar),
+                     stats: wp.array(dtype=wp.int32)):
         i = wp.tid()
         if state[ST_PROJECTED] == 0 or state[ST_STOP] != 0:
             return
         epoch = state[ST_EPOCH]
         if flag[i] == epoch and reverted[i] != epoch:
+            moved[i] = moved[i] + wp.length(x0[i] - p[i])
             p[i] = x0[i]
             reverted[i] = epoch
             wp.atomic_add(stats, STAT_REVERTED, 1)
