@@ -144,22 +144,34 @@ def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffnes
     R = flat_positions(positions)
     ws = work if work is not None else DistanceWorkspace.for_colors(colors)
     for c in colors:
-        m = c.count
-        buf, corr, d, length, safe = ws.views(m)
-        x = R.take(c.gather, mode="clip", out=buf).reshape(2, 3, m)
-        np.subtract(x[0], x[1], out=d)
-        np.einsum("ij,ij->j", d, d, out=length)
-        np.sqrt(length, out=length)
-        np.maximum(length, MIN_LENGTH, out=safe)
+        x, corr, d, length, safe = _gather_lengths(R, c, ws)
         np.subtract(length, c.rest, out=length)          # C
         np.divide(length, safe, out=length)
         if c.scale is None:
             np.multiply(length, stiffness, out=length)   # k' C / |d|
         else:
             length *= np.minimum(stiffness * c.scale, 1.0)
-        np.multiply(d, length, out=d)                    # k' C n
-        x -= np.multiply(c.frac, d, out=corr)
-        R[c.gather] = x.reshape(-1)
+        _correct(R, c, x, corr, d, length)
+
+
+def _gather_lengths(R: F, c: DistanceColor, ws: DistanceWorkspace) -> tuple[F, F, F, F, F]:
+    """A batch's end points x (2, 3, m), scratch for the correction, d = x_i - x_j (3, m), |d|
+    and |d| clamped to MIN_LENGTH (m,), in the workspace's arrays."""
+    m = c.count
+    buf, corr, d, length, safe = ws.views(m)
+    x = R.take(c.gather, mode="clip", out=buf).reshape(2, 3, m)
+    np.subtract(x[0], x[1], out=d)
+    np.einsum("ij,ij->j", d, d, out=length)
+    np.sqrt(length, out=length)
+    np.maximum(length, MIN_LENGTH, out=safe)
+    return x, corr, d, length, safe
+
+
+def _correct(R: F, c: DistanceColor, x: F, corr: F, d: F, step: F) -> None:
+    """x_i -= frac_i step d, x_j += frac_j step d (frac's signs), written back to R."""
+    np.multiply(d, step, out=d)
+    x -= np.multiply(c.frac, d, out=corr)
+    R[c.gather] = x.reshape(-1)
 
 
 def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], slack: float,
@@ -170,19 +182,11 @@ def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], s
     R = flat_positions(positions)
     ws = work if work is not None else DistanceWorkspace.for_colors(colors)
     for c in colors:
-        m = c.count
-        buf, corr, d, length, safe = ws.views(m)
-        x = R.take(c.gather, mode="clip", out=buf).reshape(2, 3, m)
-        np.subtract(x[0], x[1], out=d)
-        np.einsum("ij,ij->j", d, d, out=length)
-        np.sqrt(length, out=length)
-        np.maximum(length, MIN_LENGTH, out=safe)
+        x, corr, d, length, safe = _gather_lengths(R, c, ws)
         np.subtract(length, slack * c.rest, out=length)
         np.maximum(length, 0.0, out=length)              # C+
-        np.divide(length, safe, out=length)
-        np.multiply(d, length, out=d)                    # C+ n
-        x -= np.multiply(c.frac, d, out=corr)
-        R[c.gather] = x.reshape(-1)
+        np.divide(length, safe, out=length)              # C+ / |d|
+        _correct(R, c, x, corr, d, length)
 
 
 def distance_inverse_denominators(colors: Sequence[DistanceColor], alpha_tilde: float,
