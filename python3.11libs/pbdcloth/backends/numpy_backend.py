@@ -39,7 +39,7 @@ from ..constraints.distance import (
     project_distance_pbd,
     project_distance_xpbd,
 )
-from ..constraints.hierarchy import hierarchy_batches, project_hierarchy
+from ..constraints.hierarchy import PROBE_REACH, hierarchy_batches, project_hierarchy
 from ..constraints.softpin import project_soft_pins, soft_pin_stiffness
 from ..constraints.stitch import (
     project_stitches,
@@ -53,10 +53,6 @@ from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
 
 __all__ = ["NumpyBackend"]
-
-PROBE_REACH = 2.0
-"""The hierarchical pass leaves alone the particles within this many thicknesses of a
-collider at the start of the substep."""
 
 
 @dataclass(frozen=True)
@@ -173,10 +169,10 @@ class NumpyBackend:
             self._soft_target = self._soft_targets(control, a1)
         if selfcol is not None:
             selfcol.begin_substep(P, settings.self_thickness, settings.self_clamp)
-        if settings.hierarchy and selfcol is None:
-            # Particles that touched a collider in the last substep or are within twice the
-            # thickness of one at the substep's start stay where the prediction put them: the
-            # coarse levels know no obstacles and would pull them in.
+        if settings.hierarchy and self._levels and selfcol is None:
+            # Particles that touched a collider in the last substep or are within PROBE_REACH
+            # thicknesses of one at the substep's start stay where the prediction put them:
+            # the coarse levels know no obstacles and would pull them in.
             self._probe_contacts(X, control, consts, a1)
             touching = np.flatnonzero(self.contacts.active)
             held = P[:, touching]
@@ -190,8 +186,8 @@ class NumpyBackend:
 
     def _probe_contacts(self, X: F, control: Control, consts: _FrameConstants,
                         a1: float) -> None:
-        """Also mark in ``self.contacts`` the particles at ``X`` (3, N) within twice the
-        thickness of a collider at the substep's poses (a projection of a copy: nothing
+        """Also mark in ``self.contacts`` the particles at ``X`` (3, N) within PROBE_REACH
+        thicknesses of a collider at the substep's poses (a projection of a copy: nothing
         moves)."""
         settings = control.settings
         if not control.colliders:

@@ -26,9 +26,9 @@ from ..cloth.state import ClothState
 from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
+from ..constraints.hierarchy import PROBE_REACH
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
-from .numpy_backend import PROBE_REACH
 
 F = NDArray[np.float64]
 
@@ -83,7 +83,8 @@ class ReferenceBackend:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
         level's masses, then its corrections interpolated to the finer level's other
         particles, x_f = X_f + sum_k w_fk (x_pk - X_pk). (The caller keeps the particles that
-        touched a collider in the frame's last substep where they were.)"""
+        touched a collider in the frame's last substep, or lie within PROBE_REACH thicknesses
+        of one, where they were.)"""
         start = P.copy()
         for level in reversed(self.model.hierarchy.levels):
             for c in range(level.count):
@@ -130,7 +131,7 @@ class ReferenceBackend:
             P = X + h * V
             if model.pinned.size:
                 P[model.pinned] = pin_start + a1 * (pin_end - pin_start) if a1 < 1.0 else pin_end
-            if settings.hierarchy:
+            if settings.hierarchy and model.hierarchy.levels:
                 probe = X.copy()
                 for collider in colliders:
                     if not isinstance(collider, ClothContactCollider):

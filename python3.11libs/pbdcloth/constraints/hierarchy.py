@@ -13,9 +13,10 @@ coarsest level to the finest:
 
 The pass runs once per substep, after the prediction and before the cloth's own constraints
 (level 0), which then only have to remove local errors. The coarse levels know no obstacles, so
-the backends keep the particles that touched a collider in the frame's previous substep where
-the prediction put them (a hanging sheet pushed by a paddle would otherwise be pulled into it,
-deeper than a level set's narrow band). Corrections along n weighted by inverse
+the backends keep the particles that touched a collider in the frame's previous substep, or lie
+within PROBE_REACH thicknesses of one at the substep's start, where the prediction put them (a
+hanging sheet pushed by a paddle would otherwise be pulled into it, deeper than a level set's
+narrow band). Corrections along n weighted by inverse
 mass keep linear momentum on every level; the interpolation moves particles rigidly with their
 parents where the parents move alike.
 
@@ -33,11 +34,6 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..arrays import F, I
-
-DEADBAND = 1e-6
-"""Coarse constraints leave stretch below this fraction of their rest distance alone: lengths
-computed in float32 (the Warp backend) are a few ulps (1e-7 each) off, and a cloth at rest must
-stay exactly where it is."""
 from .distance import (
     DistanceColor,
     DistanceConstraints,
@@ -45,6 +41,15 @@ from .distance import (
     distance_colors,
     project_distance_unilateral,
 )
+
+DEADBAND = 1e-6
+"""Coarse constraints leave stretch below this fraction of their rest distance alone: lengths
+computed in float32 (the Warp backend) are a few ulps (1e-7 each) off, and a cloth at rest must
+stay exactly where it is."""
+PROBE_REACH = 2.0
+"""The backends leave out of the pass the particles within this many thicknesses of a
+collider at the start of the substep (and those that touched one in the frame's previous
+substep)."""
 
 
 class HierarchyLevelData(DistanceConstraints, Protocol):

@@ -49,11 +49,11 @@ from ...cloth.state import ClothState
 from ...colliders.base import Collider
 from ...colliders.sdf import SdfCollider
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
+from ...constraints.hierarchy import PROBE_REACH
 from ...constraints.softpin import soft_pin_stiffness
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
-from ..numpy_backend import PROBE_REACH
 from .colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
 from .kernels import build_kernels
 from .lanes import LaneFamilies, build_lane_kernels, lane_families
@@ -571,8 +571,8 @@ class WarpBackend:
     def _project_hierarchy(self, launch: _Recorder, c: _Substep) -> None:
         """The hierarchical pass, coarsest level first: each level's unilateral distances by
         color, then its hand-down to the finer level (mirrors
-        :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles that touched a
-        collider in the frame's last substep stay where the prediction put them."""
+        :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles
+        :meth:`_hold_contacts` marked stay where the prediction put them."""
         if not self._hierarchy_on(c):
             return
         k, p, start, levels = self.k, self._p, self._hierarchy_start, self.m.levels

@@ -736,8 +736,8 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
     @wp.kernel(module=module)
     def keep_touching(p: wp.array(dtype=vec3), start: wp.array(dtype=vec3),
                       touching: wp.array(dtype=wp.int32)):
-        """Particles that touched a collider in the last substep keep their predicted
-        positions through the hierarchical pass."""
+        """The marked particles (near or touching a collider) keep their predicted positions
+        through the hierarchical pass."""
         i = wp.tid()
         if touching[i] != 0:
             p[i] = start[i]
