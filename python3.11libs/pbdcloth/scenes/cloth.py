@@ -110,7 +110,7 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
 
     XPBD in small steps (one iteration per substep) with tethers to the shoulder pins (not the
     hierarchical solve: in this much contact with the moving capsules its coarse levels pull
-    the cloak into them, up to 2 mm on Warp); the body's
+    the cloak into them, 2.3 mm on Warp, measured); the body's
     capsules move every frame and are interpolated through the substeps.
     """
     from .body import Body
