@@ -100,6 +100,8 @@ class NumpyBackend:
         self._levels = hierarchy_batches(model.hierarchy, n)
         self._stitch = distance_colors(model.stitches, n)
         self._tri_stitch = triangle_stitch_colors(model.triangle_stitches, n)
+        self._stitch_lam = (np.zeros(model.stitches.count),
+                            np.zeros(model.triangle_stitches.count))
         self._soft_k: F = np.zeros(0)
         self._soft_target: F = np.zeros((3, 0))
         self._distance_work = DistanceWorkspace(CHUNK)
@@ -182,6 +184,8 @@ class NumpyBackend:
         if consts.xpbd:
             for lam in self._lam:
                 lam.fill(0.0)
+        for lam in self._stitch_lam:
+            lam.fill(0.0)
         return P, V
 
     def _probe_contacts(self, X: F, control: Control, consts: _FrameConstants,
@@ -218,10 +222,12 @@ class NumpyBackend:
             project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
         if self._stitch:
-            project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h)
+            project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h,
+                             self._stitch_lam[0], 1.0 / (consts.h * consts.h))
         if self._tri_stitch:
             project_triangle_stitches(P, X_prev, self._tri_stitch,
-                                      self.model.triangle_stitches.speed * consts.h)
+                                      self.model.triangle_stitches.speed * consts.h,
+                                      self._stitch_lam[1], 1.0 / (consts.h * consts.h))
         tethers = self.model.tethers
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,

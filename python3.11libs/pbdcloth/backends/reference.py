@@ -147,6 +147,7 @@ class ReferenceBackend:
             self.contacts.clear()
             lams = {"stretch": np.zeros(model.stretch.count), "shear": np.zeros(model.shear.count),
                     "bend": np.zeros(model.bend.count)}
+            stitch_lam = (np.zeros(model.stitches.count), np.zeros(model.triangle_stitches.count))
             for _ in range(settings.iterations):
                 for name, fam, k, alpha in (
                     ("stretch", model.stretch, settings.stretch_stiffness,
@@ -205,13 +206,23 @@ class ReferenceBackend:
                 for c in range(st.count):
                     i, j = int(st.i[c]), int(st.j[c])
                     wi, wj = w[i], w[j]
-                    if wi + wj == 0.0:
-                        continue
-                    target = max(float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
-                                 - model.stitch_speed * h)
+                    a = 0.0 if st.compliance is None else float(st.compliance[c])
+                    target = float(st.rest[c]) if a > 0.0 else max(
+                        float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
+                        - model.stitch_speed * h)
                     d = P[i] - P[j]
                     length = float(np.linalg.norm(d))
-                    if length < 1e-12:
+                    if st.compliance is not None:  # XPBD, multipliers from 0 each substep
+                        at = a / (h * h)
+                        if wi + wj + at <= 0.0:
+                            continue
+                        dl = (-(length - target) - at * stitch_lam[0][c]) / (wi + wj + at)
+                        stitch_lam[0][c] += dl
+                        n = d / max(length, 1e-12)
+                        P[i] += wi * dl * n
+                        P[j] -= wj * dl * n
+                        continue
+                    if wi + wj == 0.0 or length < 1e-12:
                         continue
                     corr = (length - target) / length * d
                     P[i] -= wi / (wi + wj) * corr
@@ -221,14 +232,25 @@ class ReferenceBackend:
                     p_, a_, b_, c_ = (int(k) for k in ts.members[c])
                     u, vv, ww = (float(k) for k in ts.barycentric[c])
                     wts = [w[p_], u * u * w[a_], vv * vv * w[b_], ww * ww * w[c_]]
-                    if sum(wts) == 0.0:
-                        continue
+                    a = 0.0 if ts.compliance is None else float(ts.compliance[c])
                     q0 = u * X[a_] + vv * X[b_] + ww * X[c_]
-                    target = max(float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0))
-                                 - ts.speed * h)
+                    target = float(ts.rest[c]) if a > 0.0 else max(
+                        float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0)) - ts.speed * h)
                     d = P[p_] - (u * P[a_] + vv * P[b_] + ww * P[c_])
                     length = float(np.linalg.norm(d))
-                    if length < 1e-12:
+                    if ts.compliance is not None:
+                        at = a / (h * h)
+                        if sum(wts) + at <= 0.0:
+                            continue
+                        dl = (-(length - target) - at * stitch_lam[1][c]) / (sum(wts) + at)
+                        stitch_lam[1][c] += dl
+                        n = d / max(length, 1e-12)
+                        P[p_] += w[p_] * dl * n
+                        P[a_] -= u * w[a_] * dl * n
+                        P[b_] -= vv * w[b_] * dl * n
+                        P[c_] -= ww * w[c_] * dl * n
+                        continue
+                    if sum(wts) == 0.0 or length < 1e-12:
                         continue
                     corr = (length - target) / sum(wts) / length * d
                     P[p_] -= w[p_] * corr

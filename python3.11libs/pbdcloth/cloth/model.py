@@ -18,6 +18,14 @@ from .attributes import FAMILY_SCALES, constraint_scale, validate_point_attribut
 from .coloring import Coloring, color_constraints
 from .hierarchy import EMPTY_HIERARCHY, Hierarchy, build_hierarchy
 from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
+from .stitches import (
+    StitchList,
+    TriangleStitchList,
+    no_stitches,
+    no_triangle_stitches,
+    validate_stitches,
+    validate_triangle_stitches,
+)
 from .topology import Topology, build_topology
 
 
@@ -48,6 +56,8 @@ class DistanceFamily(_ColoredFamily):
         source: index of each constraint in the unpermuted family (topology order), shape (M,).
         scale: stiffness scale of each constraint (:mod:`pbdcloth.cloth.attributes`), shape
             (M,); ``None``: 1 everywhere.
+        compliance: the stitch family's compliance of each stitch [m/N] (0 where hard or not
+            sewn yet, :mod:`pbdcloth.cloth.stitches`), shape (M,); ``None``: all hard.
     """
 
     i: IndexArray
@@ -60,6 +70,7 @@ class DistanceFamily(_ColoredFamily):
     offsets: IndexArray
     source: IndexArray
     scale: FloatArray | None = None
+    compliance: FloatArray | None = None
 
     @property
     def count(self) -> int:
@@ -145,6 +156,8 @@ class TriangleStitchFamily(_ColoredFamily):
         offsets: color boundaries, shape (C + 1,).
         source: index of each stitch as given, shape (M,).
         speed: the fastest a stitch closes toward its rest length [m/s].
+        compliance: each stitch's compliance [m/N] (0 where hard or not sewn yet), shape
+            (M,); ``None``: all hard.
     """
 
     members: IndexArray
@@ -154,6 +167,7 @@ class TriangleStitchFamily(_ColoredFamily):
     offsets: IndexArray
     source: IndexArray
     speed: float = 0.0
+    compliance: FloatArray | None = None
 
     @property
     def count(self) -> int:
@@ -194,9 +208,11 @@ class ClothModel:
         soft_pins: points pulled toward their targets with a pin weight below 1.
         stitches: stitch and weld constraints between point pairs, colored like the mesh's
             families (:mod:`pbdcloth.constraints.stitch`); empty without stitches.
-        stitch_speed: the fastest a stitch closes toward its rest length [m/s].
         point_attributes: the validated per-point attributes, (N,) each, by name.
         triangle_stitches: stitches from points to points inside triangles; empty without.
+        stitch_list, triangle_stitch_list: the stitches still holding, in the order given
+            (what :attr:`stitches` and :attr:`triangle_stitches` are built from, and what
+            breaking removes rows from).
     """
 
     mesh: ClothMesh
@@ -211,13 +227,19 @@ class ClothModel:
     hierarchy: Hierarchy = EMPTY_HIERARCHY
     soft_pins: SoftPins = field(default_factory=_no_soft_pins)
     stitches: DistanceFamily = field(default_factory=_no_stitches)
-    stitch_speed: float = 0.0
     point_attributes: dict[str, FloatArray] = field(default_factory=dict)
     triangle_stitches: TriangleStitchFamily = field(default_factory=_no_triangle_stitches)
+    stitch_list: StitchList = field(default_factory=no_stitches)
+    triangle_stitch_list: TriangleStitchList = field(default_factory=no_triangle_stitches)
 
     @property
     def particle_count(self) -> int:
         return self.mesh.point_count
+
+    @property
+    def stitch_speed(self) -> float:
+        """The fastest a point-pair stitch closes toward its rest length [m/s]."""
+        return self.stitch_list.speed
 
     def color_counts(self) -> dict[str, int]:
         """Colors per constraint family."""
@@ -374,9 +396,10 @@ def build_model(mesh: ClothMesh, pinned: object, density: float,
 
     ``point_attributes`` (:mod:`.attributes`) scale the masses and the families' stiffness and
     give pin weights: weight 1 adds a hard pin, a weight in (0, 1) a soft pin; ``stitches``
-    (:mod:`.stitches`) adds the stitch family, ``triangle_stitches`` (a
-    :class:`~.stitches.TriangleStitches`) the point-to-triangle one. ``cut`` (T, 3) marks torn
-    half-edges (:func:`build_topology`).
+    (:mod:`.stitches`: any accepted form, or a validated :class:`~.stitches.StitchList`) adds
+    the stitch family, ``triangle_stitches`` (a :class:`~.stitches.TriangleStitches` or
+    :class:`~.stitches.TriangleStitchList`) the point-to-triangle one. ``cut`` (T, 3) marks
+    torn half-edges (:func:`build_topology`).
     """
     topology = build_topology(mesh, cut)
     n = mesh.point_count
@@ -389,12 +412,11 @@ def build_model(mesh: ClothMesh, pinned: object, density: float,
     if "mass_scale" in attrs:
         mass = mass * attrs["mass_scale"]
     model = assemble_model(mesh, topology, mass, pins)
-    if attrs or stitches is not None:
-        model = _with_attributes(model, attrs, stitches)
-    if triangle_stitches is not None:
-        model = replace(model, triangle_stitches=_triangle_stitch_family(
-            triangle_stitches, model.inv_mass))
-    return model
+    stitch_list = (stitches if isinstance(stitches, StitchList)
+                   else validate_stitches(stitches, n).sew(mesh.positions))
+    triangle_list = (triangle_stitches if isinstance(triangle_stitches, TriangleStitchList)
+                     else validate_triangle_stitches(triangle_stitches, n).sew(mesh.positions))
+    return dress_model(model, attrs, stitch_list, triangle_list)
 
 
 def assemble_model(mesh: ClothMesh, topology: Topology, mass: FloatArray, pins: IndexArray,
@@ -428,24 +450,36 @@ def assemble_model(mesh: ClothMesh, topology: Topology, mass: FloatArray, pins: 
     return model
 
 
-def _triangle_stitch_family(stitches: object, inv_mass: FloatArray) -> TriangleStitchFamily:
-    from .stitches import validate_triangle_stitches
-
-    n = inv_mass.shape[0]
-    members, bary, rest, speed = validate_triangle_stitches(stitches, n)
-    col = color_constraints(members, n)
+def _triangle_stitch_family(stitches: TriangleStitchList,
+                            inv_mass: FloatArray) -> TriangleStitchFamily:
+    if stitches.count == 0:
+        return _no_triangle_stitches()
+    col = color_constraints(stitches.members, inv_mass.shape[0])
     order = col.order
-    m = np.ascontiguousarray(members[order]).astype(np.intp)
-    return TriangleStitchFamily(members=m, barycentric=np.ascontiguousarray(bary[order]),
-                                rest=np.ascontiguousarray(rest[order]), w=inv_mass[m],
-                                offsets=col.offsets, source=order.astype(np.intp), speed=speed)
+    m = np.ascontiguousarray(stitches.members[order]).astype(np.intp)
+    return TriangleStitchFamily(members=m,
+                                barycentric=np.ascontiguousarray(stitches.barycentric[order]),
+                                rest=np.ascontiguousarray(stitches.rest[order]), w=inv_mass[m],
+                                offsets=col.offsets, source=order.astype(np.intp),
+                                speed=stitches.speed,
+                                compliance=_sewn_compliance(stitches.compliance,
+                                                            stitches.sewn, order))
 
 
-def _with_attributes(model: ClothModel, attrs: dict[str, FloatArray],
-                     stitches: object) -> ClothModel:
-    """The model with the families' stiffness scales, the soft pins and the stitch family."""
-    from .stitches import validate_stitches
+def _sewn_compliance(compliance: FloatArray, sewn: NDArray[np.bool_],
+                     order: IndexArray) -> FloatArray | None:
+    """Each stitch's compliance in colored ``order``, 0 where not sewn; None when every
+    stitch is hard (the hard stitches' own projection)."""
+    if not (compliance > 0.0).any():
+        return None
+    return np.ascontiguousarray(np.where(sewn, compliance, 0.0)[order])
 
+
+def dress_model(model: ClothModel, attrs: dict[str, FloatArray], stitches: StitchList,
+                triangle_stitches: TriangleStitchList) -> ClothModel:
+    """The model with validated point attributes (the families' stiffness scales and the soft
+    pins; masses and hard pins are the caller's) and the two stitch families, colored here
+    (first fit over the lists' order, so the same lists give the same colors)."""
     n = model.particle_count
     scaled = {}
     for family, name in FAMILY_SCALES.items():
@@ -457,10 +491,13 @@ def _with_attributes(model: ClothModel, attrs: dict[str, FloatArray],
     if weight is not None:
         idx = np.flatnonzero((weight > 0.0) & (weight < 1.0)).astype(np.intp)
         soft = SoftPins(idx, weight[idx].copy())
-    pairs, rest, speed = validate_stitches(stitches, n)
     stitch = _no_stitches()
-    if pairs.shape[0]:
-        stitch = _distance_family(pairs, rest, model.inv_mass, color_constraints(pairs, n))
+    if stitches.count:
+        stitch = _distance_family(stitches.pairs, stitches.rest, model.inv_mass,
+                                  color_constraints(stitches.pairs, n))
+        stitch = replace(stitch, compliance=_sewn_compliance(stitches.compliance, stitches.sewn,
+                                                             stitch.source))
     return replace(model, stretch=scaled["stretch"], shear=scaled["shear"], bend=scaled["bend"],
-                   soft_pins=soft, stitches=stitch, stitch_speed=speed, point_attributes=attrs)
-
+                   soft_pins=soft, stitches=stitch, point_attributes=attrs,
+                   triangle_stitches=_triangle_stitch_family(triangle_stitches, model.inv_mass),
+                   stitch_list=stitches, triangle_stitch_list=triangle_stitches)

@@ -15,22 +15,35 @@ Accepted forms (``ClothSolver(..., stitches=...)``):
 
 A :class:`TriangleStitches` (``ClothSolver(..., triangle_stitches=...)``) sews points onto
 points inside triangles of the cloth instead.
+
+A stitch is *sewn* once a frame ends with its points within :data:`SEWN_GAP` of its rest
+length (at once for stitches given closed). A sewn stitch with a ``compliance`` [m/N] above 0
+holds like a spring, XPBD (Macklin et al. 2016) at its rest length: it stretches by
+``compliance x force`` under load, as Vellum's stitch stiffness; at compliance 0 (the default)
+it stays hard. A sewn stitch with a ``break_length`` [m] is removed at the end of the first
+frame that leaves its points farther apart than that (:mod:`pbdcloth.cloth.tear`), the way
+Vellum's stitches break past their threshold; ``inf`` (the default) never breaks. A stitch
+still closing from a layout gap neither stretches nor breaks.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..arrays import I64, F, real_array
+from ..arrays import I64, B, F, real_array
 from .mesh import MeshError
 
 #: Default closing speed of a stitch that starts apart [m/s].
 DEFAULT_STITCH_SPEED = 1.0
 #: Fastest closing speed accepted [m/s].
 MAX_STITCH_SPEED = 1e3
+#: A stitch within this of its rest length at a frame end is sewn [m].
+SEWN_GAP = 1e-4
+#: Largest stitch compliance accepted [m/N] (as the settings' distance compliances).
+MAX_STITCH_COMPLIANCE = 1e3
 
 
 class StitchError(MeshError):
@@ -47,11 +60,71 @@ class Stitches:
         rest: (K,) rest lengths [m] (0 sews the points together).
         speed: the fastest a stitch shortens toward its rest length [m/s], so that panels laid
             out apart are pulled in over a few frames instead of in one substep.
+        break_length: (K,) lengths [m] past which each stitch breaks (at a frame end), or one
+            number; ``inf`` never breaks.
+        compliance: (K,) compliances [m/N] of the sewn stitches, or one number; 0 is hard.
     """
 
     pairs: ArrayLike
     rest: ArrayLike = 0.0
     speed: float = DEFAULT_STITCH_SPEED
+    break_length: ArrayLike = np.inf
+    compliance: ArrayLike = 0.0
+
+
+@dataclass(frozen=True)
+class StitchList:
+    """Validated point-pair stitches in the order given (the ones still holding).
+
+    Attributes:
+        pairs: (K, 2) point indices.
+        rest: (K,) rest lengths [m].
+        break_length: (K,) lengths [m] past which each breaks (``inf``: never).
+        index: (K,) each stitch's row in the list as first given (breaking removes rows).
+        speed: the fastest a stitch closes toward its rest length [m/s].
+        compliance: (K,) compliance of each stitch once sewn [m/N].
+        sewn: (K,) whether each stitch is sewn (see the module docstring).
+    """
+
+    pairs: I64
+    rest: F
+    break_length: F
+    index: I64
+    speed: float = DEFAULT_STITCH_SPEED
+    compliance: F = field(default_factory=lambda: np.zeros(0))
+    sewn: B = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @property
+    def count(self) -> int:
+        return int(self.pairs.shape[0])
+
+    @property
+    def breakable(self) -> bool:
+        """True when some stitch has a finite break length."""
+        return bool(np.isfinite(self.break_length).any())
+
+    @property
+    def watched(self) -> bool:
+        """True when frame ends must measure the stitches: one can break or is compliant and
+        not sewn yet."""
+        return self.breakable or bool((~self.sewn & (self.compliance > 0.0)).any())
+
+    def take(self, rows: I64) -> StitchList:
+        """The stitches at ``rows`` (of this list), in that order."""
+        return replace(self, pairs=self.pairs[rows], rest=self.rest[rows],
+                       break_length=self.break_length[rows], index=self.index[rows],
+                       compliance=self.compliance[rows], sewn=self.sewn[rows])
+
+    def ends(self, positions: F) -> tuple[F, F]:
+        """The two ends of each stitch at ``positions`` (N, 3), each (K, 3)."""
+        return positions[self.pairs[:, 0]], positions[self.pairs[:, 1]]
+
+    def sew(self, positions: F) -> StitchList:
+        """The list with every stitch within :data:`SEWN_GAP` of its rest length at
+        ``positions`` marked sewn (once sewn, always sewn)."""
+        a, b = self.ends(positions)
+        length = np.sqrt(((a - b) ** 2).sum(axis=1))
+        return replace(self, sewn=self.sewn | (length <= self.rest + SEWN_GAP))
 
 
 def _indices(value: object, what: str) -> I64:
@@ -61,15 +134,55 @@ def _indices(value: object, what: str) -> I64:
     return arr.astype(np.int64)
 
 
-def validate_stitches(stitches: object, particle_count: int) -> tuple[I64, F, float]:
-    """(pairs (K, 2), rest (K,) [m], closing speed [m/s]), or a :class:`StitchError`."""
+def _break_lengths(value: object, k: int) -> F:
+    """(K,) break lengths [m] from one number or one per stitch: > 0, ``inf`` allowed."""
+    arr = real_array(value, "stitch break lengths", StitchError, finite=False)
+    if arr.ndim == 0:
+        arr = np.full(k, float(arr))
+    if arr.shape != (k,):
+        raise StitchError(f"stitch break lengths must be one number or one per stitch ({k},), "
+                          f"got shape {arr.shape}")
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(np.isnan(arr) | ~(arr > 0.0))
+    if bad.size:
+        raise StitchError(f"stitch break lengths must be > 0 m (inf: never breaks); stitch "
+                          f"{int(bad[0])} has {arr[bad[0]]!r}")
+    return arr
+
+
+def _compliances(value: object, k: int) -> F:
+    """(K,) stitch compliances [m/N] from one number or one per stitch."""
+    arr = real_array(value, "stitch compliances", StitchError)
+    if arr.ndim == 0:
+        arr = np.full(k, float(arr))
+    if arr.shape != (k,):
+        raise StitchError(f"stitch compliances must be one number or one per stitch ({k},), "
+                          f"got shape {arr.shape}")
+    bad = np.flatnonzero((arr < 0.0) | (arr > MAX_STITCH_COMPLIANCE))
+    if bad.size:
+        raise StitchError(f"stitch compliances must be within [0, {MAX_STITCH_COMPLIANCE:g}] "
+                          f"m/N; stitch {int(bad[0])} has {arr[bad[0]]!r}")
+    return arr
+
+
+def no_stitches() -> StitchList:
+    """An empty :class:`StitchList`."""
+    return StitchList(np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0),
+                      np.zeros(0, dtype=np.int64))
+
+
+def validate_stitches(stitches: object, particle_count: int) -> StitchList:
+    """The stitches as a :class:`StitchList`, or a :class:`StitchError` naming the problem."""
     if stitches is None:
-        return np.zeros((0, 2), dtype=np.int64), np.zeros(0), DEFAULT_STITCH_SPEED
+        return no_stitches()
     speed = DEFAULT_STITCH_SPEED
     rest: object = 0.0
+    break_length: object = np.inf
+    compliance: object = 0.0
     if isinstance(stitches, Stitches):
         pairs = _indices(stitches.pairs, "stitch pairs")
         rest, speed = stitches.rest, stitches.speed
+        break_length, compliance = stitches.break_length, stitches.compliance
     elif isinstance(stitches, tuple) and len(stitches) in (2, 3) and all(
             np.ndim(part) == 1 for part in stitches[:2]):
         i, j = (_indices(part, "stitch indices") for part in stitches[:2])
@@ -110,10 +223,18 @@ def validate_stitches(stitches: object, particle_count: int) -> tuple[I64, F, fl
             or not 0.0 < float(speed) <= MAX_STITCH_SPEED:
         raise StitchError(f"stitch closing speed must be a number in (0, {MAX_STITCH_SPEED:g}] "
                           f"m/s, got {speed!r}")
-    return pairs, rest_arr, float(speed)
+    breaks = _break_lengths(break_length, k)
+    short = np.flatnonzero(breaks <= rest_arr + SEWN_GAP)
+    if short.size:
+        s = int(short[0])
+        raise StitchError(f"stitch {s} would break at {breaks[s]!r} m, not beyond its rest "
+                          f"length {rest_arr[s]!r} m plus {SEWN_GAP:g} m")
+    return StitchList(pairs, rest_arr.astype(np.float64), breaks, np.arange(k, dtype=np.int64),
+                      float(speed), _compliances(compliance, k), np.zeros(k, dtype=bool))
 
 
-__all__ = ["DEFAULT_STITCH_SPEED", "StitchError", "Stitches", "validate_stitches"]
+__all__ = ["DEFAULT_STITCH_SPEED", "MAX_STITCH_COMPLIANCE", "SEWN_GAP", "StitchError",
+           "StitchList", "Stitches", "no_stitches", "validate_stitches"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +250,9 @@ class TriangleStitches:
         barycentric: (K, 3) weights (u, v, w) >= 0 summing to 1.
         rest: (K,) rest lengths [m], or one number.
         speed: the fastest a stitch shortens toward its rest length [m/s].
+        break_length: (K,) lengths [m] past which each stitch breaks, or one number; ``inf``
+            never breaks.
+        compliance: (K,) compliances [m/N] of the sewn stitches, or one number; 0 is hard.
     """
 
     points: ArrayLike
@@ -136,19 +260,86 @@ class TriangleStitches:
     barycentric: ArrayLike
     rest: ArrayLike = 0.0
     speed: float = DEFAULT_STITCH_SPEED
+    break_length: ArrayLike = np.inf
+    compliance: ArrayLike = 0.0
+
+
+@dataclass(frozen=True)
+class TriangleStitchList:
+    """Validated point-to-triangle stitches in the order given (the ones still holding).
+
+    Attributes:
+        members: (K, 4) point, a, b, c.
+        barycentric: (K, 3) weights of a, b, c.
+        rest: (K,) rest lengths [m].
+        break_length: (K,) lengths [m] past which each breaks (``inf``: never).
+        index: (K,) each stitch's row in the list as first given.
+        speed: the fastest a stitch closes toward its rest length [m/s].
+        compliance: (K,) compliance of each stitch once sewn [m/N].
+        sewn: (K,) whether each stitch is sewn.
+    """
+
+    members: I64
+    barycentric: F
+    rest: F
+    break_length: F
+    index: I64
+    speed: float = DEFAULT_STITCH_SPEED
+    compliance: F = field(default_factory=lambda: np.zeros(0))
+    sewn: B = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @property
+    def count(self) -> int:
+        return int(self.members.shape[0])
+
+    @property
+    def breakable(self) -> bool:
+        """True when some stitch has a finite break length."""
+        return bool(np.isfinite(self.break_length).any())
+
+    @property
+    def watched(self) -> bool:
+        """True when frame ends must measure the stitches (see :attr:`StitchList.watched`)."""
+        return self.breakable or bool((~self.sewn & (self.compliance > 0.0)).any())
+
+    def take(self, rows: I64) -> TriangleStitchList:
+        """The stitches at ``rows`` (of this list), in that order."""
+        return replace(self, members=self.members[rows], barycentric=self.barycentric[rows],
+                       rest=self.rest[rows], break_length=self.break_length[rows],
+                       index=self.index[rows], compliance=self.compliance[rows],
+                       sewn=self.sewn[rows])
+
+    def with_members(self, members: I64) -> TriangleStitchList:
+        """The same stitches on other particles (a torn cloth's copies of the corners)."""
+        return replace(self, members=members)
+
+    def ends(self, positions: F) -> tuple[F, F]:
+        """Each stitch's point and its barycentric point of the triangle, each (K, 3)."""
+        corners = positions[self.members[:, 1:]]
+        return positions[self.members[:, 0]], (corners * self.barycentric[:, :, None]).sum(1)
+
+    def sew(self, positions: F) -> TriangleStitchList:
+        """The list with every stitch within :data:`SEWN_GAP` of its rest length marked
+        sewn."""
+        a, b = self.ends(positions)
+        length = np.sqrt(((a - b) ** 2).sum(axis=1))
+        return replace(self, sewn=self.sewn | (length <= self.rest + SEWN_GAP))
+
+
+def no_triangle_stitches() -> TriangleStitchList:
+    """An empty :class:`TriangleStitchList`."""
+    return TriangleStitchList(np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
+                              np.zeros(0), np.zeros(0, dtype=np.int64))
 
 
 #: How far barycentric weights may be from summing to 1.
 BARYCENTRIC_TOLERANCE = 1e-9
 
 
-def validate_triangle_stitches(stitches: object, particle_count: int
-                               ) -> tuple[I64, F, F, float]:
-    """(members (K, 4): point, a, b, c; barycentric (K, 3); rest (K,) [m]; speed [m/s]), or a
-    :class:`StitchError`."""
+def validate_triangle_stitches(stitches: object, particle_count: int) -> TriangleStitchList:
+    """The stitches as a :class:`TriangleStitchList`, or a :class:`StitchError`."""
     if stitches is None:
-        return np.zeros((0, 4), dtype=np.int64), np.zeros((0, 3)), np.zeros(0), \
-            DEFAULT_STITCH_SPEED
+        return no_triangle_stitches()
     if not isinstance(stitches, TriangleStitches):
         raise StitchError(f"triangle stitches must be a TriangleStitches, got "
                           f"{type(stitches).__name__}")
@@ -160,8 +351,9 @@ def validate_triangle_stitches(stitches: object, particle_count: int
         raise StitchError(f"triangle stitches need ({k}, 3) triangles and barycentric weights "
                           f"for {k} points, got {tris.shape} and {bary.shape}")
     members = np.concatenate([points[:, None], tris], axis=1)
-    pairs, rest, speed = validate_stitches(Stitches(members[:, :2], stitches.rest,
-                                                    stitches.speed), particle_count)
+    pair_list = validate_stitches(Stitches(members[:, :2], stitches.rest, stitches.speed,
+                                           stitches.break_length, stitches.compliance),
+                                  particle_count)
     outside = np.flatnonzero(((members < 0) | (members >= particle_count)).any(axis=1))
     if outside.size:
         s = int(outside[0])
@@ -178,7 +370,10 @@ def validate_triangle_stitches(stitches: object, particle_count: int
         s = int(bad[0])
         raise StitchError(f"triangle stitch {s} has barycentric weights {bary[s].tolist()}; "
                           "they must be >= 0 and sum to 1")
-    return members, bary, rest, speed
+    return TriangleStitchList(members, bary.astype(np.float64), pair_list.rest,
+                              pair_list.break_length, pair_list.index, pair_list.speed,
+                              pair_list.compliance, pair_list.sewn)
 
 
-__all__ += ["TriangleStitches", "validate_triangle_stitches"]
+__all__ += ["TriangleStitchList", "TriangleStitches", "no_triangle_stitches",
+            "validate_triangle_stitches"]

@@ -81,6 +81,8 @@ class DistanceColor:
         scale: stiffness scale s of each constraint, shape (m,), or ``None`` (1): PBD steps
             with min(1, s k'), XPBD with the compliance alpha / s
             (:mod:`pbdcloth.cloth.attributes`).
+        compliance: each constraint's own compliance [m/N] (the stitch family's), shape
+            (m,), or ``None``.
     """
 
     gather: I
@@ -91,12 +93,14 @@ class DistanceColor:
     wsum: F
     span: slice
     scale: F | None = None
+    compliance: F | None = None
 
 
 def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> list[DistanceColor]:
     """The family's colors as batches of at most ``chunk`` constraints, for ``n`` particles
     (with the family's ``scale``, when it has one)."""
     scale: F | None = getattr(family, "scale", None)
+    compliance: F | None = getattr(family, "compliance", None)
     return [
         DistanceColor(
             gather=flat_gather([family.i[s], family.j[s]], n), count=s.stop - s.start,
@@ -105,6 +109,7 @@ def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> 
             w=np.stack([family.wi[s], -family.wj[s]])[:, None, :],
             wsum=family.wi[s] + family.wj[s], span=s,
             scale=None if scale is None else scale[s],
+            compliance=None if compliance is None else compliance[s],
         )
         for color in family.color_slices()
         for s in chunk_slices(color, chunk)

@@ -179,7 +179,9 @@ class _DeviceModel:
         pins (P,) int32; pin_start, pin_end (P,) vec3: the frame's pin targets [m].
         levels: the hierarchy's coarse levels, coarsest first (:class:`_DeviceLevel`).
         stitches: :class:`_DeviceDistance` of the stitch family (its PBD records);
-            triangle_stitches (T,) ``TriStitch`` records, triangle_stitch_colors.
+            triangle_stitches (T,) ``TriStitch`` records, triangle_stitch_colors;
+            stitch_compliance, triangle_stitch_compliance: the sewn stitches' compliances
+            [m/N] (None: all hard), triangle_stitch_lam their XPBD multipliers.
         soft_particle (S,) int32; soft_start, soft_end (S,) vec3: the soft pins' targets [m];
             soft_stiffness (S,): their per-iteration pull k' (set when a frame is recorded).
     """
@@ -235,6 +237,11 @@ class _DeviceModel:
         tri["quad"], tri["bary"], tri["rest"], tri["w"] = ts.members, ts.barycentric, ts.rest, ts.w
         self.triangle_stitches: Any = wp.array(tri, dtype=k.TriStitch, device=device)
         self.triangle_stitch_colors = _Colors(ts.offsets)
+        self.stitch_compliance = (None if model.stitches.compliance is None
+                                  else arr(model.stitches.compliance.astype(np_scalar), s))
+        self.triangle_stitch_compliance = (
+            None if ts.compliance is None else arr(ts.compliance.astype(np_scalar), s))
+        self.triangle_stitch_lam = wp.zeros(ts.count, dtype=s, device=device)
         soft = model.soft_pins
         self.soft_particle = i32(soft.particle)
         self.soft_start = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
@@ -509,7 +516,7 @@ class WarpBackend:
                 self._project_distance(launch, c, "stretch", fresh)
                 self._project_distance(launch, c, "shear", fresh)
                 self._project_bend(launch, c, fresh)
-                self._project_stitches(launch, c)
+                self._project_stitches(launch, c, fresh)
                 self._project_tethers(launch, c)
                 self._project_soft_pins(launch, c, step)
                 self._project_colliders(launch, c, step)
@@ -660,17 +667,27 @@ class WarpBackend:
         for off, cnt in m.bend_colors.spans:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
 
-    def _project_stitches(self, launch: _Recorder, c: _Substep) -> None:
-        """The stitch colors in order, closing by at most the model's stitch speed x h."""
-        fam = self.m.stitches
-        closing = self.k.scalar(self.model.stitch_speed * c.seconds)
+    def _project_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
+        """The stitch colors in order, closing by at most the model's stitch speed x h (the
+        XPBD kernels where some stitch is compliant; multipliers from 0 when ``fresh``)."""
+        fam, m, k = self.m.stitches, self.m, self.k
+        inv_h2 = k.scalar(1.0 / (c.seconds * c.seconds))
+        closing = k.scalar(self.model.stitch_speed * c.seconds)
         for off, cnt in fam.colors.spans:
-            launch(self.k.stitches, cnt, [self._p, self._x, fam.pbd, off, closing])
-        m = self.m
-        closing = self.k.scalar(self.model.triangle_stitches.speed * c.seconds)
+            if m.stitch_compliance is None:
+                launch(k.stitches, cnt, [self._p, self._x, fam.pbd, off, closing])
+            else:
+                launch(k.stitches_xpbd, cnt, [self._p, self._x, fam.xpbd, m.stitch_compliance,
+                                              fam.lam, off, closing, inv_h2, fresh])
+        closing = k.scalar(self.model.triangle_stitches.speed * c.seconds)
         for off, cnt in m.triangle_stitch_colors.spans:
-            launch(self.k.triangle_stitches, cnt, [self._p, self._x, m.triangle_stitches, off,
-                                                   closing])
+            if m.triangle_stitch_compliance is None:
+                launch(k.triangle_stitches, cnt, [self._p, self._x, m.triangle_stitches, off,
+                                                  closing])
+            else:
+                launch(k.triangle_stitches_xpbd, cnt,
+                       [self._p, self._x, m.triangle_stitches, m.triangle_stitch_compliance,
+                        m.triangle_stitch_lam, off, closing, inv_h2, fresh])
 
     def _project_soft_pins(self, launch: _Recorder, c: _Substep, step: int) -> None:
         """Every soft pin at once, toward its target at the end of substep ``step``."""

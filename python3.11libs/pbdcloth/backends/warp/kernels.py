@@ -627,8 +627,102 @@ def _attachment_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNames
         p[q[2]] = xb + d * (b[1] * wc[2])
         p[q[3]] = xc + d * (b[2] * wc[3])
 
+    DistanceXpbd = records.DistanceXpbd
+
+    @wp.kernel(module=module)
+    def stitches_xpbd(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        cons: wp.array(dtype=DistanceXpbd),
+        compliance: wp.array(dtype=scalar),
+        lam: wp.array(dtype=scalar),
+        offset: int,
+        closing: scalar,
+        inv_h2: scalar,
+        fresh: int,
+    ):
+        """Sewn compliant stitches toward rest, the others toward max(rest, |x_i - x_j|
+        (substep start) - v h); dlambda = (-C - alpha~ lambda) / (w_i + w_j + alpha~),
+        x_i += w_i n dlambda, x_j -= w_j n dlambda (lambda from 0 when ``fresh``).
+
+        Mirrors pbdcloth.constraints.stitch.project_stitches.
+        """
+        k = offset + wp.tid()
+        con = cons[k]
+        a = compliance[k]
+        target = con.rest
+        if a <= zero:
+            target = wp.max(con.rest, wp.length(x_prev[con.i] - x_prev[con.j]) - closing)
+        xi = p[con.i]
+        xj = p[con.j]
+        d = xi - xj
+        length = wp.length(d)
+        at = a * inv_h2
+        lk = lam[k]
+        if fresh != 0:
+            lk = zero
+        den = (con.wi + con.wj) + at
+        if den <= zero:
+            return
+        dlam = (-(length - target) - at * lk) / den
+        lam[k] = lk + dlam
+        n = d * (dlam / wp.max(length, min_length))
+        p[con.i] = xi + n * con.wi
+        p[con.j] = xj - n * con.wj
+
+    @wp.kernel(module=module)
+    def triangle_stitches_xpbd(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        cons: wp.array(dtype=TriStitch),
+        compliance: wp.array(dtype=scalar),
+        lam: wp.array(dtype=scalar),
+        offset: int,
+        closing: scalar,
+        inv_h2: scalar,
+        fresh: int,
+    ):
+        """The point-to-triangle stitch in the XPBD form of ``stitches_xpbd``, with the
+        gradients (n, -u n, -v n, -w n).
+
+        Mirrors pbdcloth.constraints.stitch.project_triangle_stitches.
+        """
+        k = offset + wp.tid()
+        con = cons[k]
+        q = con.quad
+        b = con.bary
+        wc = con.w
+        a = compliance[k]
+        target = con.rest
+        if a <= zero:
+            d0 = x_prev[q[0]] - ((x_prev[q[1]] * b[0] + x_prev[q[2]] * b[1])
+                                 + x_prev[q[3]] * b[2])
+            target = wp.max(con.rest, wp.length(d0) - closing)
+        xp = p[q[0]]
+        xa = p[q[1]]
+        xb = p[q[2]]
+        xc = p[q[3]]
+        d = xp - ((xa * b[0] + xb * b[1]) + xc * b[2])
+        length = wp.length(d)
+        wsum = ((wc[0] + b[0] * b[0] * wc[1]) + b[1] * b[1] * wc[2]) + b[2] * b[2] * wc[3]
+        at = a * inv_h2
+        lk = lam[k]
+        if fresh != 0:
+            lk = zero
+        den = wsum + at
+        if den <= zero:
+            return
+        dlam = (-(length - target) - at * lk) / den
+        lam[k] = lk + dlam
+        n = d * (dlam / wp.max(length, min_length))
+        p[q[0]] = xp + n * wc[0]
+        p[q[1]] = xa - n * (b[0] * wc[1])
+        p[q[2]] = xb - n * (b[1] * wc[2])
+        p[q[3]] = xc - n * (b[2] * wc[3])
+
     return SimpleNamespace(stitches=stitches, soft_pins=soft_pins,
-                           triangle_stitches=triangle_stitches)
+                           triangle_stitches=triangle_stitches, stitches_xpbd=stitches_xpbd,
+                           triangle_stitches_xpbd=triangle_stitches_xpbd)
 
 
 # --- tethers --------------------------------------------------------------------------------------
