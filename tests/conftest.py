@@ -54,6 +54,7 @@ TIERS = {
     "sewing": "physics",
     "attribute_sources": "pipeline",
     "tear": "physics",
+    "tear_toolbox": "physics",
     "tear_caches": "pipeline",
 }
 

@@ -29,7 +29,15 @@ from .backends.numpy_backend import NumpyBackend
 from .cloth.mesh import ClothMesh
 from .cloth.model import ClothModel, build_model
 from .cloth.state import ClothState
-from .cloth.tear import Breakable, broken, stretch_breakable, tear_edges
+from .cloth.tear import (
+    Breakable,
+    broken,
+    carry_extras,
+    sew_and_break,
+    stitch_breakables,
+    stretch_breakable,
+    tear_edges,
+)
 from .cloth.torn import restore_torn, torn_arrays
 from .colliders.base import Collider
 from .selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -143,7 +151,8 @@ class ClothSolver:
                                                             dtype=np.intp)
         self.torn_edges = 0
         """Mesh edges torn since the start (``settings.tear_strain``)."""
-        self._check_tearing(self._settings)
+        self.broken_stitches = 0
+        """Stitches (point-pair and point-to-triangle) broken since the start."""
 
     # --- settings ----------------------------------------------------------------------------
     @staticmethod
@@ -171,16 +180,6 @@ class ClothSolver:
                 )
         return out
 
-    def _check_tearing(self, settings: ClothSettings) -> None:
-        """Tearing rebuilds the mesh's own families only: refuse it on a cloth that also has
-        point attributes, soft pins or stitches (a tear would drop them)."""
-        m = self.model
-        if settings.tear_strain > 0.0 and (m.point_attributes or m.soft_pins.count
-                                           or m.stitches.count or m.triangle_stitches.count):
-            raise SettingsError("tear_strain (tearing) cannot be combined with point "
-                                "attributes, soft pins or stitches; set tear_strain to 0 or "
-                                "build the cloth without them")
-
     @property
     def settings(self) -> ClothSettings:
         return self._settings
@@ -189,16 +188,17 @@ class ClothSolver:
     def settings(self, value: ClothSettings) -> None:
         """Change settings between frames. Density and backend changes rebuild the model."""
         value = self._check_settings(value)
-        self._check_tearing(value)
         old = self._settings
         self._settings = value
         if value.density != old.density:
-            torn = self.is_torn
+            torn = self._changed
             self._untorn = build_model(self._untorn.mesh, self._untorn.pinned, value.density,
                                        self._point_attributes, self._stitches,
                                        self._triangle_stitches)
-            self.model = (build_model(self.model.mesh, self.model.pinned, value.density,
-                                      cut=self.model.topology.cut) if torn else self._untorn)
+            m = self.model
+            self.model = (build_model(m.mesh, m.pinned, value.density, m.point_attributes,
+                                      m.stitch_list, m.triangle_stitch_list,
+                                      cut=m.topology.cut) if torn else self._untorn)
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
             self._backend = make_backend(self.model, value, self._tuning)
@@ -290,9 +290,11 @@ class ClothSolver:
             if self.model.soft_pins.count:
                 self.set_soft_pin_targets(arr)
             arr = arr[pins]
-        elif self.is_torn and arr.shape == (self._untorn.pinned.size, 3):
+        elif self._changed and arr.shape == (self._untorn.pinned.size, 3):
             arr = arr[self._pin_origin_rows]
-        elif self.is_torn and arr.shape == (self._untorn.particle_count, 3):
+        elif self._changed and arr.shape == (self._untorn.particle_count, 3):
+            if self.model.soft_pins.count:
+                self.set_soft_pin_targets(arr[self._origin])
             arr = arr[self._origin[pins]]
         if arr.shape != (pins.size, 3):
             raise SolverInputError(
@@ -307,11 +309,14 @@ class ClothSolver:
 
     def set_soft_pin_targets(self, targets: ArrayLike) -> None:
         """Target positions of the soft-pinned particles at the end of the coming frame:
-        (S, 3) in the order of :attr:`soft_pinned`, or (N, 3) (the soft-pinned rows are used)."""
+        (S, 3) in the order of :attr:`soft_pinned`, or (N, 3) (the soft-pinned rows are used;
+        after a tear also the input cloth's (N0, 3): copies follow their input point)."""
         arr = real_array(targets, "soft pin targets", SolverInputError, finite=False)
         soft = self.model.soft_pins.particle
         if arr.shape == self._state.positions.shape:
             arr = arr[soft]
+        elif self._changed and arr.shape == (self._untorn.particle_count, 3):
+            arr = arr[self._origin[soft]]
         if arr.shape != (soft.size, 3):
             raise SolverInputError(
                 f"soft pin targets must have shape ({soft.size}, 3) (one per soft-pinned point, "
@@ -336,8 +341,9 @@ class ClothSolver:
         ``velocities`` (N, 3), ``pin_start``, ``pin_end`` (P, 3), ``frame`` and ``time``.
 
         With soft pins also ``soft_start``, ``soft_end`` (S, 3). Colliders are controls, not
-        state: whoever animates them restores their poses. A torn cloth adds ``torn``: the
-        arrays that rebuild its model exactly (:func:`~pbdcloth.cloth.torn.torn_arrays`).
+        state: whoever animates them restores their poses. A torn cloth (or one with broken
+        stitches) adds ``torn``: the arrays that rebuild its model exactly
+        (:func:`~pbdcloth.cloth.torn.torn_arrays`).
         """
         s = self._state
         out: dict[str, Any] = {
@@ -346,7 +352,7 @@ class ClothSolver:
             "frame": int(s.frame), "time": float(s.time)}
         if self.model.soft_pins.count:
             out["soft_start"], out["soft_end"] = self._soft_start.copy(), self._soft_end.copy()
-        if self.is_torn:
+        if self._changed:
             out["torn"] = torn_arrays(self.model, self._origin, self.torn_edges)
         return out
 
@@ -376,7 +382,8 @@ class ClothSolver:
         if isinstance(when, bool) or not isinstance(when, numbers.Real) \
                 or not np.isfinite(float(when)):
             raise SolverInputError(f"state 'time' must be a finite number, got {when!r}")
-        soft = {name: self._checked(f"state '{name}'", state[name], self._soft_start.shape)
+        s_shape = (model.soft_pins.count, 3)
+        soft = {name: self._checked(f"state '{name}'", state[name], s_shape)
                 for name in ("soft_start", "soft_end") if name in state}
         if model is not self.model:
             self._use_model(model)
@@ -385,11 +392,15 @@ class ClothSolver:
         self._pin_origin_rows = (np.arange(model.pinned.size, dtype=np.intp) if rows is None
                                  else rows)
         self.torn_edges = torn
+        self.broken_stitches = (self._untorn.stitch_list.count - model.stitch_list.count
+                                + self._untorn.triangle_stitch_list.count
+                                - model.triangle_stitch_list.count)
         self._state = ClothState(arrays["positions"], arrays["velocities"], int(frame),
                                  float(when))
         self._pin_start, self._pin_end = arrays["pin_start"], arrays["pin_end"]
-        self._soft_start = soft.get("soft_start", self._soft_start)
-        self._soft_end = soft.get("soft_end", self._soft_end)
+        at_rest = model.mesh.positions[model.soft_pins.particle]
+        self._soft_start = soft.get("soft_start", at_rest.copy())
+        self._soft_end = soft.get("soft_end", at_rest.copy())
 
     # --- stepping ----------------------------------------------------------------------------
     def step(self, dt: float = 1.0 / 24.0) -> FrameStats:
@@ -418,7 +429,8 @@ class ClothSolver:
         out.frame += 1
         out.time += float(dt)
         self._state = out
-        if self._settings.tear_strain > 0.0:
+        if self._settings.tear_strain > 0.0 or self.model.stitch_list.watched \
+                or self.model.triangle_stitch_list.watched:
             stats.extra.update(self._tear())
         self.last_stats = stats
         self.last_frame_seconds = time.perf_counter() - start
@@ -427,7 +439,14 @@ class ClothSolver:
     # --- tearing -----------------------------------------------------------------------------
     @property
     def is_torn(self) -> bool:
-        """True once the cloth has torn (its model is no longer the one it was built with)."""
+        """True once a mesh edge has torn (the topology is no longer the input's; a broken
+        stitch alone changes no topology)."""
+        return self.torn_edges > 0
+
+    @property
+    def _changed(self) -> bool:
+        """True once the model is no longer the one the cloth was built with (a tear or a
+        broken stitch)."""
         return self.model is not self._untorn
 
     @property
@@ -442,32 +461,44 @@ class ClothSolver:
         return self._origin
 
     def breakables(self) -> list[Breakable]:
-        """The link families checked for breaking after each frame when ``tear_strain > 0``:
-        the mesh edges (:func:`~pbdcloth.cloth.tear.stretch_breakable`). Other distance-like
-        families (stitches) join this list with their own limits."""
-        return [stretch_breakable(self.model, self._settings.tear_strain)]
+        """The link families checked for breaking after each frame: the mesh edges when
+        ``tear_strain > 0`` (:func:`~pbdcloth.cloth.tear.stretch_breakable`) and the stitches
+        with a finite break length (:func:`~pbdcloth.cloth.tear.stitch_breakables`)."""
+        out = stitch_breakables(self.model)
+        if self._settings.tear_strain > 0.0:
+            out.insert(0, stretch_breakable(self.model, self._settings.tear_strain))
+        return out
 
     def _tear(self) -> dict[str, float]:
-        """Break what is stretched past its limit at the end of the frame; the frame's
-        ``torn_edges`` and ``new_points``."""
+        """At the end of the frame: stitches that closed become sewn, sewn stitches past
+        their break length break, then mesh edges past their limit tear (every family
+        measured at the frame's positions); the frame's ``torn_edges``, ``new_points`` and
+        ``broken_stitches``."""
+        x = self._state.positions
+        model, broken_stitches = sew_and_break(self.model, x)
+        if model is not self.model:
+            self._use_model(model)
         torn_edges = new_points = 0
-        for family in self.breakables():
-            hit = broken(self._state.positions, family)
-            if hit.size == 0:
-                continue
-            if family.name != "stretch":
-                raise NotImplementedError(f"no tearing for the {family.name!r} family")
-            tear = tear_edges(self.model, hit)
-            self._apply_tear(tear.model, tear.origin, tear.pin_rows)
-            torn_edges += tear.torn_edges
-            new_points += tear.new_particles
+        if self._settings.tear_strain > 0.0:
+            edges = broken(x, stretch_breakable(self.model, self._settings.tear_strain))
+            if edges.size:
+                tear = tear_edges(self.model, edges)
+                origin = self._origin[tear.origin]
+                st, tri = self.model.stitch_list, self.model.triangle_stitch_list
+                model = carry_extras(tear.model, self._untorn, origin, st.index, tri.index,
+                                     st.sewn, tri.sewn)
+                self._apply_tear(model, tear.origin, tear.pin_rows)
+                torn_edges, new_points = tear.torn_edges, tear.new_particles
         self.torn_edges += torn_edges
-        return {"torn_edges": float(torn_edges), "new_points": float(new_points)}
+        self.broken_stitches += broken_stitches
+        return {"torn_edges": float(torn_edges), "new_points": float(new_points),
+                "broken_stitches": float(broken_stitches)}
 
     def _apply_tear(self, model: ClothModel, origin: NDArray[np.intp],
                     pin_rows: NDArray[np.intp]) -> None:
         """Carry the state and the pin targets over to a torn model (copies take their
-        parent's position, velocity and target) and rebuild the backend."""
+        parent's position, velocity and targets, a soft pin's included) and rebuild the
+        backend."""
         s = self._state
         x, v = s.positions[origin], s.velocities[origin]
         x.flags.writeable = False
@@ -475,6 +506,10 @@ class ClothSolver:
         self._state = ClothState(x, v, s.frame, s.time)
         self._pin_start = self._pin_start[pin_rows]
         self._pin_end = self._pin_end[pin_rows]
+        soft_rows = np.searchsorted(self.model.soft_pins.particle,
+                                    origin[model.soft_pins.particle])
+        self._soft_start = self._soft_start[soft_rows]
+        self._soft_end = self._soft_end[soft_rows]
         self._origin = self._origin[origin]
         self._pin_origin_rows = self._pin_origin_rows[pin_rows]
         self._use_model(model)

@@ -19,20 +19,28 @@ and only constraints that did not exist before (the second side of a torn edge) 
 first fit (:func:`~pbdcloth.cloth.coloring.extend_coloring`), so the whole tear is
 deterministic. Tethers are rebuilt over the torn mesh (a tether never reaches across a tear).
 
-Other distance-like families (stitches, welds) plug in as :class:`Breakable`: pairs (i, j) with
-a length beyond which each breaks; :func:`broken` tests any of them the same way.
+Other distance-like families plug in as :class:`Breakable`: pairs (i, j) with a length beyond
+which each breaks; :func:`broken` tests any of them the same way. Stitches and welds
+(:mod:`pbdcloth.cloth.stitches`) with a finite ``break_length`` are such families (a
+point-to-triangle stitch measures from its point to the barycentric point of its triangle):
+:func:`break_stitches` removes the broken ones, and nothing else changes.
+
+A tear keeps what the cloth was built with (:func:`carry_extras`): every copy of a point takes
+its input point's attributes (stiffness scales, pin weight: a copy of a soft pin is a soft pin),
+a stitch stays on the point it was given (the copy that keeps the index), and a
+point-to-triangle stitch follows its triangle to the triangle's corners in the torn mesh.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..arrays import B, F, I
 from .coloring import extend_coloring
 from .mesh import ClothMesh
-from .model import ClothModel, FamilyColorings, _ColoredFamily, assemble_model
+from .model import ClothModel, FamilyColorings, _ColoredFamily, assemble_model, dress_model
 from .topology import build_topology, edge_use
 
 
@@ -41,10 +49,13 @@ class Breakable:
     """A family of distance-like links that break when stretched too far.
 
     Attributes:
-        name: the family ("stretch", "stitch", ...).
+        name: the family ("stretch", "stitch", "triangle_stitch", ...).
         index: each link's index in its family, shape (K,).
-        i, j: the particles of each link, shape (K,).
+        i: the first particle of each link, shape (K,).
+        j: the other particle of each link, shape (K,); or, with ``weights``, the particles
+            (K, m) whose weighted sum is the link's other end.
         max_length: length beyond which each link breaks [m], shape (K,).
+        weights: (K, m) weights of ``j`` (barycentric coordinates), or None.
     """
 
     name: str
@@ -52,13 +63,112 @@ class Breakable:
     i: I
     j: I
     max_length: F
+    weights: F | None = None
 
 
 def broken(positions: F, family: Breakable) -> I:
     """Indices (``family.index``) of the links longer than their ``max_length``, ascending."""
-    d = positions[family.i] - positions[family.j]
+    if family.weights is None:
+        other = positions[family.j]
+    else:
+        other = (positions[family.j] * family.weights[:, :, None]).sum(axis=1)
+    d = positions[family.i] - other
     length = np.sqrt((d * d).sum(axis=1))
     return np.sort(family.index[length > family.max_length])
+
+
+def stitch_breakables(model: ClothModel) -> list[Breakable]:
+    """The sewn stitches with a finite break length, as ``stitch`` and ``triangle_stitch``
+    families; ``index`` is each stitch's row in the model's stitch list."""
+    out = []
+    st = model.stitch_list
+    rows = np.flatnonzero(np.isfinite(st.break_length) & st.sewn).astype(np.intp)
+    if rows.size:
+        out.append(Breakable("stitch", rows, st.pairs[rows, 0].astype(np.intp),
+                             st.pairs[rows, 1].astype(np.intp), st.break_length[rows]))
+    tri = model.triangle_stitch_list
+    rows = np.flatnonzero(np.isfinite(tri.break_length) & tri.sewn).astype(np.intp)
+    if rows.size:
+        out.append(Breakable("triangle_stitch", rows, tri.members[rows, 0].astype(np.intp),
+                             tri.members[rows, 1:].astype(np.intp), tri.break_length[rows],
+                             tri.barycentric[rows]))
+    return out
+
+
+def break_stitches(model: ClothModel, stitch_rows: I, triangle_rows: I) -> ClothModel:
+    """The model without the stitches at ``stitch_rows`` of its stitch list and
+    ``triangle_rows`` of its triangle stitch list (the families recolored from the rows that
+    hold, in their order)."""
+    keep = np.ones(model.stitch_list.count, dtype=bool)
+    keep[np.asarray(stitch_rows, dtype=np.intp)] = False
+    keep_tri = np.ones(model.triangle_stitch_list.count, dtype=bool)
+    keep_tri[np.asarray(triangle_rows, dtype=np.intp)] = False
+    return dress_model(model, model.point_attributes,
+                       model.stitch_list.take(np.flatnonzero(keep)),
+                       model.triangle_stitch_list.take(np.flatnonzero(keep_tri)))
+
+
+def sew_and_break(model: ClothModel, positions: F) -> tuple[ClothModel, int]:
+    """At a frame end: mark the stitches that closed as sewn, then remove the sewn ones
+    stretched past their break length. Returns the model (``model`` itself when nothing
+    changed) and the number of stitches broken."""
+    st, tri = model.stitch_list, model.triangle_stitch_list
+    sewn = replace(model, stitch_list=st.sew(positions) if st.watched else st,
+                   triangle_stitch_list=tri.sew(positions) if tri.watched else tri)
+    hits = {family.name: broken(positions, family) for family in stitch_breakables(sewn)}
+    none = np.zeros(0, dtype=np.intp)
+    rows, tri_rows = hits.get("stitch", none), hits.get("triangle_stitch", none)
+    if not rows.size and not tri_rows.size and np.array_equal(
+            sewn.stitch_list.sewn, st.sewn) and np.array_equal(
+            sewn.triangle_stitch_list.sewn, tri.sewn):
+        return model, 0
+    return break_stitches(sewn, rows, tri_rows), int(rows.size + tri_rows.size)
+
+
+def follow_triangles(triangles: I, torn_triangles: I, corners: I) -> I:
+    """Corners (K, 3) of triangles of ``triangles`` moved to the same triangles of the torn
+    mesh ``torn_triangles`` (row for row, as a tear keeps the rows), corner by corner; rows of
+    ``corners`` that are no triangle of the mesh stay as they are."""
+    k = corners.shape[0]
+    if k == 0:
+        return corners.copy()
+    both = np.concatenate([np.sort(triangles, axis=1), np.sort(corners, axis=1)])
+    _, inverse = np.unique(both, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    t = triangles.shape[0]
+    slot = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
+    kinds, first = np.unique(inverse[:t], return_index=True)
+    slot[kinds] = first  # the first row of a repeated triangle
+    row = slot[inverse[t:]]
+    found = row >= 0
+    out = corners.astype(np.int64, copy=True)
+    r = row[found]
+    where = triangles[r][:, :, None] == corners[found][:, None, :]  # (K', 3 slots, 3 corners)
+    position = np.argmax(where, axis=1)  # the slot of each corner
+    out[found] = np.take_along_axis(torn_triangles[r], position, axis=1)
+    return out
+
+
+def carry_extras(torn: ClothModel, untorn: ClothModel, origin: I, stitch_index: I,
+                 triangle_stitch_index: I, stitch_sewn: B | None = None,
+                 triangle_stitch_sewn: B | None = None) -> ClothModel:
+    """The torn model with what the untorn cloth was built with (see the module docstring):
+    point attributes by ``origin`` (the untorn point of each particle), the stitches at
+    ``stitch_index`` and ``triangle_stitch_index`` of the untorn model's lists, with their
+    sewn flags ``stitch_sewn`` and ``triangle_stitch_sewn`` (the untorn lists' when None)."""
+    attrs = {name: values[origin] for name, values in untorn.point_attributes.items()}
+    st = untorn.stitch_list.take(np.asarray(stitch_index, dtype=np.intp))
+    if stitch_sewn is not None:
+        st = replace(st, sewn=np.asarray(stitch_sewn, dtype=bool).copy())
+    tri = untorn.triangle_stitch_list.take(np.asarray(triangle_stitch_index, dtype=np.intp))
+    if triangle_stitch_sewn is not None:
+        tri = replace(tri, sewn=np.asarray(triangle_stitch_sewn, dtype=bool).copy())
+    if tri.count:
+        members = tri.members.copy()
+        members[:, 1:] = follow_triangles(untorn.mesh.triangles, torn.mesh.triangles,
+                                          members[:, 1:])
+        tri = tri.with_members(members)
+    return dress_model(torn, attrs, st, tri)
 
 
 def stretch_breakable(model: ClothModel, tear_strain: float) -> Breakable:
@@ -265,5 +375,7 @@ def family_colors(model: ClothModel) -> dict[str, I]:
             "bend_colors": _family_colors(model.bend, model.bend.source)}
 
 
-__all__ = ["Breakable", "Tear", "broken", "corner_fans", "family_colors", "piece_labels",
+__all__ = ["Breakable", "Tear", "break_stitches", "broken", "carry_extras", "corner_fans",
+           "family_colors", "follow_triangles", "piece_labels", "sew_and_break",
+           "stitch_breakables",
            "stretch_breakable", "tear_edges"]

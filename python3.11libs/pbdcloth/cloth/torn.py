@@ -1,10 +1,14 @@
-"""A torn cloth's model as plain arrays, and back: what checkpoints store after a tear.
+"""A torn cloth's model as plain arrays, and back: what checkpoints store after a tear (or once
+a stitch has been sewn or broken).
 
 A torn model follows from the model the cloth was built with (the *untorn* model) and a few
 arrays: ``origin`` (the input point of each particle), ``triangles`` (the torn corners), ``cut``
-(torn half-edges), ``mass`` (each copy's share) and the colors of the stretch, shear and bend
+(torn half-edges), ``mass`` (each copy's share), the colors of the stretch, shear and bend
 constraints in topology order (carried from tear to tear, so they depend on the tear's history
-and are stored rather than recomputed). Rest positions and pins follow from ``origin``. Putting
+and are stored rather than recomputed) and the rows of the stitches still holding
+(``stitch_index``, ``triangle_stitch_index``) with their sewn flags (``stitch_sewn``,
+``triangle_stitch_sewn``). Rest positions, pins, point attributes and the stitches' particles
+follow from ``origin`` (:func:`~pbdcloth.cloth.tear.carry_extras`). Putting
 the arrays back rebuilds the same model bit for bit, so a run resumed from a checkpoint goes on
 exactly as the uninterrupted run; the arrays are checked against the untorn model first
 (``origin[triangles]`` must be its triangles), so a checkpoint of another cloth is refused.
@@ -20,17 +24,24 @@ from ..arrays import I
 from .coloring import coloring_of
 from .mesh import ClothMesh, MeshError
 from .model import ClothModel, FamilyColorings, assemble_model
-from .tear import family_colors
+from .tear import carry_extras, family_colors
 from .topology import build_topology
+
 
 def torn_arrays(model: ClothModel, origin: I, torn_edges: int) -> dict[str, Any]:
     """Copies of the arrays that rebuild ``model`` from the untorn one (see the module
     docstring): ``origin``, ``triangles``, ``cut``, ``mass``, ``stretch_colors``,
-    ``shear_colors``, ``bend_colors`` and the count ``torn_edges``."""
+    ``shear_colors``, ``bend_colors``, ``stitch_index``, ``triangle_stitch_index``,
+    ``stitch_sewn``, ``triangle_stitch_sewn`` and the count ``torn_edges``."""
     return {"origin": np.asarray(origin, dtype=np.int64).copy(),
             "triangles": model.mesh.triangles.astype(np.int64, copy=True),
             "cut": model.topology.cut.copy(), "mass": model.mass.copy(),
-            **family_colors(model), "torn_edges": np.int64(torn_edges)}
+            **family_colors(model), "torn_edges": np.int64(torn_edges),
+            "stitch_index": model.stitch_list.index.astype(np.int64, copy=True),
+            "triangle_stitch_index": model.triangle_stitch_list.index.astype(np.int64,
+                                                                             copy=True),
+            "stitch_sewn": model.stitch_list.sewn.copy(),
+            "triangle_stitch_sewn": model.triangle_stitch_list.sewn.copy()}
 
 
 def _array(arrays: dict[str, Any], key: str, dtype: Any, shape: tuple[int, ...]) -> Any:
@@ -93,8 +104,28 @@ def restore_torn(untorn: ClothModel, arrays: object) -> tuple[ClothModel, I, I, 
     pins = np.flatnonzero(was_pinned[origin]).astype(np.int64)
     rows = np.searchsorted(untorn.pinned, origin[pins]).astype(np.intp)
     model = assemble_model(mesh, top, mass, pins, FamilyColorings(*colorings))
+    rows_st = _rows(arrays, "stitch_index", untorn.stitch_list.count)
+    rows_tri = _rows(arrays, "triangle_stitch_index", untorn.triangle_stitch_list.count)
+    sewn = {key: _array(arrays, key, bool, (size,)) if key in arrays else None
+            for key, size in (("stitch_sewn", rows_st.size),
+                              ("triangle_stitch_sewn", rows_tri.size))}
+    model = carry_extras(model, untorn, origin, rows_st, rows_tri, sewn["stitch_sewn"],
+                         sewn["triangle_stitch_sewn"])
     torn = int(np.asarray(arrays.get("torn_edges", 0)))
     return model, origin.astype(np.intp), rows, torn
+
+
+def _rows(arrays: dict[str, Any], key: str, count: int) -> I:
+    """Rows of a stitch list still holding: increasing, within [0, count); all when absent."""
+    if key not in arrays:
+        return np.arange(count, dtype=np.intp)
+    raw = np.asarray(arrays[key])
+    rows = _array(arrays, key, int, (raw.size,)) if raw.ndim == 1 else None
+    if rows is None or (rows.size and (rows[0] < 0 or rows[-1] >= count
+                                       or (np.diff(rows) <= 0).any())):
+        raise MeshError(f"torn state '{key}' must be increasing rows of the cloth's {count} "
+                        "stitches")
+    return rows.astype(np.intp)
 
 
 def _check_colors(rows: I, colors: I, key: str) -> None:

@@ -434,6 +434,8 @@ class SceneSpec:
             st = self.stitches
             h.update(np.ascontiguousarray(st.pairs).tobytes() + np.ascontiguousarray(
                 st.rest).tobytes() + repr(float(st.speed)).encode())
+            if not np.all(np.isinf(np.asarray(st.break_length, dtype=np.float64))):
+                h.update(np.ascontiguousarray(st.break_length, dtype=np.float64).tobytes())
         return h.hexdigest()
 
     def summary_lines(self) -> list[str]:
@@ -953,7 +955,7 @@ def _read_stitches(check: _Checker, table: dict[str, Any], positions: F | None) 
     if not table:
         return None
     where = "stitches."
-    check.unknown(table, ("pairs", "rest", "speed"), where)
+    check.unknown(table, ("pairs", "rest", "speed", "break_length"), where)
     pairs = table.get("pairs", _MISSING)
     if pairs is _MISSING:
         check.add(f"{where}pairs", _MISSING, "is required: [[i, j], ...] point index pairs")
@@ -963,7 +965,7 @@ def _read_stitches(check: _Checker, table: dict[str, Any], positions: F | None) 
                          exclusive_min=True, unit="m/s")
     if speed is None or positions is None:
         return None
-    stitches = Stitches(pairs, rest, speed)
+    stitches = Stitches(pairs, rest, speed, table.get("break_length", np.inf))
     try:
         validate_stitches(stitches, positions.shape[0])
     except StitchError as exc:
