@@ -187,9 +187,14 @@ class Prim:
 
     def __init__(self) -> None:
         self._number = -1
+        self._floats: dict[str, float] = {}
 
     def number(self) -> int:
         return self._number
+
+    def floatAttribValue(self, attrib: Any) -> float:
+        name = attrib if isinstance(attrib, str) else attrib.name()
+        return float(self._floats.get(name, 0.0))
 
     def type(self) -> EnumValue:
         return self._type_enum
@@ -366,6 +371,13 @@ class Geometry:
 
     def findGlobalAttrib(self, name: str) -> Attrib | None:
         return self._global_attribs.get(name)
+
+    def findPrimAttrib(self, name: str) -> Attrib | None:
+        """A float primitive attribute exists when some primitive carries a value for it (the
+        others read 0, its default)."""
+        if any(name in p._floats for p in self._prims):
+            return Attrib(self, attribType.Prim, name, attribData.Float, 1, False)
+        return None
 
     def findPointGroup(self, name: str) -> PointGroup | None:
         return PointGroup(name) if name in self._groups else None

@@ -23,9 +23,11 @@ def geometry(positions: np.ndarray, faces: Sequence[Sequence[int]],
              groups: dict[str, Sequence[int]] | None = None, closed: bool = True,
              point_floats: dict[str, np.ndarray] | None = None,
              polylines: Sequence[Sequence[int]] = (),
-             prim_groups: dict[str, Sequence[int]] | None = None) -> hou.Geometry:
-    """A double Geometry with P, polygons (or open polylines), then the open ``polylines``,
-    point groups and primitive groups (by primitive number)."""
+             prim_groups: dict[str, Sequence[int]] | None = None,
+             polyline_floats: dict[str, Sequence[float]] | None = None) -> hou.Geometry:
+    """A double Geometry with P, polygons (or open polylines), then the open ``polylines``
+    (with float primitive attributes ``polyline_floats``, one value per polyline), point
+    groups and primitive groups (by primitive number)."""
     geo = hou.Geometry()
     geo._count = int(len(positions))
     geo.addAttrib(hou.attribType.Point, "P", (0.0, 0.0, 0.0))
@@ -38,9 +40,10 @@ def geometry(positions: np.ndarray, faces: Sequence[Sequence[int]],
         prim = hou.Polygon(face, _closed=closed)
         prim._number = number
         geo._prims.append(prim)
-    for line in polylines:
+    for k, line in enumerate(polylines):
         prim = hou.Polygon(line, _closed=False)
         prim._number = len(geo._prims)
+        prim._floats = {name: float(values[k]) for name, values in (polyline_floats or {}).items()}
         geo._prims.append(prim)
     geo._groups = {k: np.asarray(v, dtype=np.int64) for k, v in (groups or {}).items()}
     geo._prim_groups = {k: [int(i) for i in v] for k, v in (prim_groups or {}).items()}

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.cloth.attributes import POINT_ATTRIBUTES
+from pbdcloth.cloth.stitches import Stitches
 from pbdcloth.houdini import operators as ops
 from pbdcloth.houdini import sops
 from pbdcloth.houdini.hda import library_files
@@ -30,7 +31,8 @@ def hou(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     return hou_double
 
 
-def _cloth(stitch_group: str = "", prim_groups=None, bend=None, pinweight=None):  # type: ignore
+def _cloth(stitch_group: str = "", prim_groups=None, bend=None, pinweight=None,  # type: ignore
+           polyline_floats=None, **settings):
     pos, quads = scenes.grid_quads(NX, NY)
     n = len(pos)
     floats = {}
@@ -40,12 +42,14 @@ def _cloth(stitch_group: str = "", prim_groups=None, bend=None, pinweight=None):
         floats["pinweight"] = pinweight
     lines = [[0, n - 1], [NX - 1, n - NX]]  # opposite corners sewn together
     geo = scenes.geometry(pos, quads, groups={"pins": [NX // 2]}, point_floats=floats,
-                          polylines=lines, prim_groups=prim_groups)
+                          polylines=lines, prim_groups=prim_groups,
+                          polyline_floats=polyline_floats)
     grid = scenes.source("/obj/cloth/grid", lambda f: geo)
     pre = scenes.sop(ops.PREPROCESS, "/obj/cloth/preprocess", [grid], pin_group="pins",
                      stitch_group=stitch_group)
     solver = scenes.sop(ops.SOLVER, "/obj/cloth/solver",
-                        [scenes.cooked(pre, sops.cook_preprocess), None, None], **FAST)
+                        [scenes.cooked(pre, sops.cook_preprocess), None, None],
+                        **{**FAST, **settings})
     return pos, quads, lines, pre, solver
 
 
@@ -88,6 +92,33 @@ def test_solver_reads_attributes_and_stitches_like_the_core(hou) -> None:  # typ
     for _ in range(5):
         plain.step(1.0 / 24.0)
     assert np.abs(plain.positions - got).max() > 1e-2  # the attributes and stitches acted
+
+
+def test_stitch_break_lengths_and_tearing_reach_the_solver(hou) -> None:  # type: ignore
+    """A breaklength primitive attribute on the stitch polylines (0: never) becomes the
+    stitch_break detail array and the stitches' break lengths; with Tear Strain on, a cloth
+    with point attributes and stitches cooks like the core (tearing keeps them)."""
+    n = NX * NY
+    bend = np.linspace(0.5, 1.5, n)
+    _, _, _, pre, _ = _cloth(polyline_floats={"breaklength": [0.3, 0.0]})
+    out = pre._cook(1, sops.cook_preprocess)
+    assert list(out.floatListAttribValue(sops.STITCH_BREAK)) == [0.3, 0.0]
+    pos, quads, lines, _, solver = _cloth(bend=bend, polyline_floats={"breaklength": [0.3, 0.0]},
+                                          tear_strain=0.05)
+    for frame in range(1, 9):
+        got = solver._cook(frame, sops.cook_solver)._point_values["P"]
+    ref = ClothSolver(pos, quads, pinned=[NX // 2],
+                      settings=ClothSettings(**FAST, tear_strain=0.05),
+                      point_attributes={"bend_scale": bend},
+                      stitches=Stitches(np.asarray(lines), 0.0, break_length=[0.3, np.inf]))
+    np.testing.assert_array_equal(ref.model.stitch_list.break_length, [0.3, np.inf])
+    for _ in range(7):
+        ref.step(1.0 / 24.0)
+    assert ref.torn_edges > 0 or ref.broken_stitches > 0  # something gave way
+    np.testing.assert_array_equal(got, ref.positions.astype(np.float32).astype(np.float64))
+    _, _, _, pre, _ = _cloth(polyline_floats={"breaklength": [-1.0, 0.0]})
+    with pytest.raises(hou.NodeError, match="breaklength -1.0"):
+        pre._cook(1, sops.cook_preprocess)
 
 
 def test_a_changed_attribute_restarts_the_simulation(hou) -> None:  # type: ignore

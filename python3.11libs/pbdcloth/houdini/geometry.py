@@ -196,6 +196,39 @@ def stitch_polylines(geo: "hou.Geometry", group: str = "") -> tuple[I64, list[in
     return arr, numbers
 
 
+#: Float primitive attribute of stitch polylines: the length [m] past which a stitch breaks.
+BREAK_LENGTH = "breaklength"
+
+
+def stitch_break_lengths(geo: "hou.Geometry", prims: list[int]) -> F64 | None:
+    """The :data:`BREAK_LENGTH` of each stitch polyline (primitive numbers ``prims``; 0: never
+    breaks); None when the geometry has no such attribute. One read per
+    polyline (stitches are few, and this runs once per simulation).
+
+    Raises:
+        GeometryError: the attribute is not one float, or a value is negative or not finite.
+    """
+    import hou
+
+    attrib = geo.findPrimAttrib(BREAK_LENGTH)
+    if attrib is None:
+        return None
+    if attrib.size() != 1 or attrib.dataType() != hou.attribData.Float:
+        raise GeometryError(f"the primitive attribute {BREAK_LENGTH!r} must be one float per "
+                            "stitch polyline [m]")
+    values = np.zeros(len(prims))
+    for k, number in enumerate(prims):
+        prim = geo.prim(number)
+        if prim is None:
+            raise GeometryError(f"the geometry has no primitive {number}")
+        values[k] = prim.floatAttribValue(attrib)
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0.0))
+    if bad.size:
+        raise GeometryError(f"stitch polyline {prims[int(bad[0])]} has {BREAK_LENGTH} "
+                            f"{values[bad[0]]!r}; it must be >= 0 m (0: never breaks)")
+    return values
+
+
 def read_point_attributes(geo: "hou.Geometry") -> dict[str, F64]:
     """The declared per-point attributes (:data:`pbdcloth.cloth.attributes.POINT_ATTRIBUTES`)
     the geometry has, read by their Houdini names (``bendstiffness_scale``, ``pinweight``,

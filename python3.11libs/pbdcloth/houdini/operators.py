@@ -150,6 +150,8 @@ STITCH_GROUP = Parameter(_node_setting(
     "stitch_group", KIND_STRING, "", "Stitch Group", "Preprocess",
     "Primitive group of two-point open polylines on input 0, each sewing its two points "
     "together (a weld: rest length 0), as Vellum's stitch and weld constraints take them. "
+    "A float primitive attribute breaklength on the polylines [m] lets a stitch break once "
+    "its points are farther apart than that (0 or absent: never). "
     "Empty = every two-point open polyline of input 0.",
 ))
 COLLIDER_VOXEL_SIZE = Parameter(_node_setting(
@@ -226,7 +228,10 @@ def _attributes_help() -> tuple[str, str]:
             "points' scales. Points with pinweight 1 are pinned like the Pin Group's; between "
             "0 and 1 they follow their pin targets (input 2, one point per cloth point) "
             "loosely. Stitches come from the Preprocess node's Stitch Group (two-point "
-            "polylines, written as the detail arrays stitch_pairs and stitch_rest).")
+            "polylines, written as the detail arrays stitch_pairs and stitch_rest, and "
+            "stitch_break from the polylines' breaklength primitive attribute: a stitch "
+            "breaks past that length). With Tear Strain above 0 the cloth tears, and every "
+            "copy of a split point keeps its point's attributes.")
 
 
 ATTRIBUTES_HELP = _attributes_help()
@@ -313,7 +318,9 @@ PREPROCESS = Operator(
         "(velocity, zero, a vector) and pbd_w (the pin flag: 0 on pinned points, 1 elsewhere; "
         "an input's own w, such as a 3-float angular velocity, is left alone). Two-point "
         "polylines of the Stitch Group become stitches (the detail arrays stitch_pairs, point "
-        "number pairs, and stitch_rest, rest lengths)."
+        "number pairs, stitch_rest, rest lengths, and, when the polylines have a float "
+        "primitive attribute breaklength, stitch_break: the length [m] past which each "
+        "breaks, 0 for never)."
     ),
     icon_svg=PREPROCESS_ICON,
 )

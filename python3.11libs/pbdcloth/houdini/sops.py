@@ -78,7 +78,7 @@ STATE_KEY = "pbdcloth_state"
 FREE_W = 1.0
 PIN_FLAG = "pbd_w"
 #: Detail arrays of the stitches: point number pairs (2 K ints) and rest lengths [m] (K).
-STITCH_PAIRS, STITCH_REST = "stitch_pairs", "stitch_rest"
+STITCH_PAIRS, STITCH_REST, STITCH_BREAK = "stitch_pairs", "stitch_rest", "stitch_break"
 
 COLOR_ARRAYS = ("stretch_colors", "bend_colors")
 
@@ -148,6 +148,9 @@ def _preprocess(node: "hou.SopNode") -> None:
         validate_stitches(pairs, positions.shape[0])
         arrays[STITCH_PAIRS] = pairs.reshape(-1)
         arrays[STITCH_REST] = np.zeros(pairs.shape[0])
+        breaks = hgeo.stitch_break_lengths(geo, stitch_prims)
+        if breaks is not None:
+            arrays[STITCH_BREAK] = breaks
     hgeo.write_detail_arrays(geo, arrays)
     w = np.full(positions.shape[0], FREE_W)
     w[pins] = 0.0
@@ -477,7 +480,8 @@ def save_core_cache(node: "hou.SopNode", out_dir: str | os.PathLike[str], name: 
         assert entry is not None
         state = entry.state["solver"]
         torn = state.get("torn")
-        tris = (stepper.solver.untorn_model.mesh.triangles if torn is None
+        tris = (stepper.solver.untorn_model.mesh.triangles
+                if torn is None or int(torn["torn_edges"]) == 0
                 else np.asarray(torn["triangles"], dtype=np.int64))
         data.append(FrameData(positions=state["positions"], triangles=tris,
                               velocities=state["velocities"]))
@@ -774,7 +778,7 @@ class ClothSolverStepper:
                 f"input 0 has {geo.pointCount()} points at this frame but {self.rest.shape[0]} "
                 "at the start frame; the cloth's point count must not change")
         torn = state.get("torn")
-        if torn is not None:
+        if torn is not None and int(torn["torn_edges"]) > 0:  # not for broken stitches alone
             hgeo.apply_torn_topology(geo, torn["triangles"], torn["origin"])
         hgeo.write_positions(geo, state["positions"])
         hgeo.write_velocities(geo, state["velocities"])
@@ -839,6 +843,8 @@ def _cloth_fingerprint(node: "hou.SopNode", current: "hou.Geometry") -> str:
         parts += [name, values.tobytes()]
     if geo.findGlobalAttrib(STITCH_PAIRS) is not None:
         parts.append(hgeo.read_detail_int_array(geo, STITCH_PAIRS).tobytes())
+    if geo.findGlobalAttrib(STITCH_BREAK) is not None:
+        parts.append(hgeo.read_detail_float_array(geo, STITCH_BREAK).tobytes())
     return _digest(*parts)
 
 
@@ -852,7 +858,11 @@ def _stitches(cloth: "hou.Geometry") -> Stitches | None:
                                  "not a multiple of 2")
     rest = (hgeo.read_detail_float_array(cloth, STITCH_REST)
             if cloth.findGlobalAttrib(STITCH_REST) is not None else 0.0)
-    return Stitches(pairs.reshape(-1, 2), rest)
+    breaks: Any = np.inf
+    if cloth.findGlobalAttrib(STITCH_BREAK) is not None:
+        raw = hgeo.read_detail_float_array(cloth, STITCH_BREAK)
+        breaks = np.where(raw > 0.0, raw, np.inf)  # 0: never breaks
+    return Stitches(pairs.reshape(-1, 2), rest, break_length=breaks)
 
 
 def _build_cloth(node: "hou.SopNode", start: int,
