@@ -529,6 +529,61 @@ def test_triangle_stitches_mirror_project_triangle_stitches(precision: str, dtyp
     assert np.abs(p.numpy() - expected.T).max() < (bound if dtype is np.float64 else 4 * bound)
 
 
+@pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
+def test_compliant_stitches_mirror_project_stitches(precision: str, dtype: Any,
+                                                    bound: float) -> None:
+    """Random stitches, a third hard or still closing (compliance 0), the rest sewn springs
+    (alpha~ = alpha / h^2 of order the inverse masses), over two iterations so that the
+    second starts from the first's multipliers; both kinds of stitch and their multipliers
+    agree."""
+    from pbdcloth.cloth.model import TriangleStitchFamily
+    from pbdcloth.constraints.stitch import project_triangle_stitches, triangle_stitch_colors
+
+    k = build_kernels(precision)
+    family, p0, x_prev = _distance_family(18, dtype)
+    rng = np.random.default_rng(19)
+    compliance = _rounded(np.where(rng.random(len(family.i)) < 0.33, 0.0,
+                                   rng.uniform(2e-5, 2e-4, len(family.i))), dtype)
+    family = DistanceFamily(**{**vars(family), "compliance": compliance})
+    members, offsets = _colored(rng, 20, 4)
+    w = _rounded(_inverse_masses(rng, N), dtype)
+    tri_comp = _rounded(np.where(rng.random(len(members)) < 0.33, 0.0,
+                                 rng.uniform(2e-5, 2e-4, len(members))), dtype)
+    tri = TriangleStitchFamily(
+        members=members, barycentric=_rounded(rng.dirichlet(np.ones(3), len(members)), dtype),
+        rest=_rounded(rng.uniform(0.0, 0.5, len(members)), dtype), w=w[members],
+        offsets=offsets, source=np.arange(len(members)), compliance=tri_comp)
+    closing, inv_h2 = float(dtype(0.3)), float(dtype(1e4))
+    expected = _component_major(p0)
+    lam, tri_lam = np.zeros(len(family.i)), np.zeros(len(members))
+    colors, tri_colors = distance_colors(family, N), triangle_stitch_colors(tri, N)
+    for _ in range(2):
+        project_stitches(expected, _component_major(x_prev), colors, closing, lam, inv_h2)
+        project_triangle_stitches(expected, _component_major(x_prev), tri_colors, closing,
+                                  tri_lam, inv_h2)
+    p, xp = _vec3(p0, dtype), _vec3(x_prev, dtype)
+    records = _distance_records(family, k.DistanceXpbd, ("wi", "wj"))
+    rec = np.zeros(len(members), dtype=k.TriStitch.numpy_dtype())
+    rec["quad"], rec["bary"], rec["rest"], rec["w"] = members, tri.barycentric, tri.rest, tri.w
+    tri_records = wp.array(rec, dtype=k.TriStitch, device=CPU)
+    d_lam, d_tri_lam = _scalars(np.full(len(family.i), 7.0), dtype), _scalars(
+        np.full(len(members), 7.0), dtype)  # garbage: ``fresh`` must ignore it
+    for fresh in (1, 0):
+        for color in family.color_slices():
+            wp.launch(k.stitches_xpbd, color.stop - color.start,
+                      [p, xp, records, _scalars(compliance, dtype), d_lam, color.start,
+                       k.scalar(closing), k.scalar(inv_h2), fresh], device=CPU)
+        for color in tri.color_slices():
+            wp.launch(k.triangle_stitches_xpbd, color.stop - color.start,
+                      [p, xp, tri_records, _scalars(tri_comp, dtype), d_tri_lam, color.start,
+                       k.scalar(closing), k.scalar(inv_h2), fresh], device=CPU)
+    assert np.abs(expected.T - p0).max() > 1e-2
+    assert np.abs(p.numpy() - expected.T).max() < (bound if dtype is np.float64 else 4 * bound)
+    scale = max(np.abs(lam).max(), np.abs(tri_lam).max())
+    assert np.abs(d_lam.numpy() - lam).max() < 4 * bound * scale
+    assert np.abs(d_tri_lam.numpy() - tri_lam).max() < 4 * bound * scale
+
+
 @pytest.mark.parametrize("alpha", [0.25, 1.0])
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_soft_pins_mirror_project_soft_pins(precision: str, dtype: Any, bound: float,

@@ -663,6 +663,7 @@ def _attachment_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNames
             lk = zero
         den = (con.wi + con.wj) + at
         if den <= zero:
+            lam[k] = lk
             return
         dlam = (-(length - target) - at * lk) / den
         lam[k] = lk + dlam
@@ -711,6 +712,7 @@ def _attachment_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNames
             lk = zero
         den = wsum + at
         if den <= zero:
+            lam[k] = lk
             return
         dlam = (-(length - target) - at * lk) / den
         lam[k] = lk + dlam
