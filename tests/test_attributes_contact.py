@@ -283,16 +283,13 @@ def test_bad_contact_scales_are_refused_with_the_attribute_name(name: str) -> No
 # --- where they come from -------------------------------------------------------------------
 def test_scene_file_and_usd_primvar_reach_the_solver(tmp_path) -> None:  # type: ignore
     pytest.importorskip("pxr")
+    from pbdcloth.pipeline.scenefile import SceneFileError, load_scene
     from test_attribute_sources import _scene, _usd_cloth
-    from pbdcloth.pipeline.scenefile import load_scene
 
     thick = np.linspace(0.5, 3.0, 12)
     _usd_cloth(tmp_path / "cloth.usda", {"thicknessScale": thick})
-    path = _scene(tmp_path, "\n".join([
-        "[attributes]",
-        'thickness_scale = { primvar = "thicknessScale" }',
-        "friction_scale = 0.25",
-    ]), mesh='file = "cloth.usda"')
+    body = '[attributes]\nthickness_scale = { primvar = "thicknessScale" }\nfriction_scale = 0.25'
+    path = _scene(tmp_path, body, mesh='file = "cloth.usda"')
     spec = load_scene(path)
     solver = spec.scene().make_solver()
     attrs = solver.model.point_attributes
@@ -300,8 +297,6 @@ def test_scene_file_and_usd_primvar_reach_the_solver(tmp_path) -> None:  # type:
     np.testing.assert_array_equal(attrs["friction_scale"], np.full(12, 0.25))
     assert "attributes friction_scale, thickness_scale" in "\n".join(spec.summary_lines())
     bad = _scene(tmp_path, "[attributes]\nfriction_scale = -1.0\n", mesh='file = "cloth.usda"')
-    from pbdcloth.pipeline.scenefile import SceneFileError
-
     with pytest.raises(SceneFileError, match="attributes.friction_scale.*point 0 is -1.0"):
         load_scene(bad)
 
@@ -349,3 +344,40 @@ def test_houdini_point_attributes_reach_the_solver(monkeypatch: pytest.MonkeyPat
     for name in ("thickness_scale", "friction_scale"):
         assert ATTRIBUTES_BY_NAME[name].houdini in card
     assert "self_thickness" in card and "self_friction" in card
+
+
+def test_the_continuous_sweeps_take_each_points_thickness() -> None:
+    """swept_entry (spheres, capsules) and field_entry (moving level sets) with an (M,) array of
+    thicknesses give, point by point, what the scalar call with that point's thickness gives."""
+    from pbdcloth.colliders.continuous import field_entry, swept_entry
+
+    rng = np.random.default_rng(7)
+    m = 2000
+    x0 = rng.uniform(-0.4, 0.4, (m, 3))
+    p = x0 + rng.uniform(-0.3, 0.3, (m, 3))
+    shift = np.tile([0.35, 0.0, 0.0], (m, 1))
+    thick = np.where(rng.random(m) < 0.5, 0.01, 0.04)
+    a, b = np.array([-0.1, 0.0, 0.0]), np.array([0.1, 0.0, 0.0])
+
+    def sphere_distance(y: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(y, axis=1) - 0.15
+
+    def sphere_normal(y: np.ndarray) -> np.ndarray:
+        return y / np.linalg.norm(y, axis=1)[:, None]
+
+    calls = {
+        "swept": lambda t: swept_entry(x0, p, shift, a, b, 0.1, t),
+        "field": lambda t: field_entry(sphere_distance, sphere_normal, x0, p, t, 0.01),
+    }
+    for name, call in calls.items():
+        idx, entry = call(thick)
+        got = dict(zip(idx.tolist(), entry))
+        want = {}
+        for value in (0.01, 0.04):
+            sub_idx, sub_entry = call(value)
+            for i, e in zip(sub_idx.tolist(), sub_entry):
+                if thick[i] == value:
+                    want[i] = e
+        assert sorted(got) == sorted(want) and len(got) > 10, name
+        for i, entry_i in got.items():
+            assert np.array_equal(entry_i, want[i]), name

@@ -179,6 +179,5 @@ def constraint_scale(point_values: F | None, members: np.ndarray) -> F | None:
 
 
 __all__ = ["ATTRIBUTES_BY_NAME", "FAMILY_SCALES", "MAX_CONTACT_SCALE", "MAX_SCALE",
-           "POINT_ATTRIBUTES", "PointAttribute", "PointAttributeError", "contact_scales",
-           "constraint_scale",
-           "validate_point_attributes"]
+           "POINT_ATTRIBUTES", "PointAttribute", "PointAttributeError", "constraint_scale",
+           "contact_scales", "validate_point_attributes"]
