@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from conftest import BackendCase
 from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.cloth.attributes import ATTRIBUTES_BY_NAME, PointAttributeError
 from pbdcloth.cloth.mesh import grid
@@ -28,6 +28,9 @@ from pbdcloth.colliders.ccd import barycentric
 from pbdcloth.colliders.mesh import MeshCollider
 from pbdcloth.colliders.sdf import SdfCollider
 from pbdcloth.colliders.shapes import Capsule, Plane, Sphere
+
+if TYPE_CHECKING:
+    from conftest import BackendCase
 
 T = 0.01  # settings.thickness [m]
 DT = 1.0 / 24.0
