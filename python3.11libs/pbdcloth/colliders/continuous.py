@@ -147,13 +147,11 @@ def field_entry(distance: Callable[[F], F], normal: Callable[[F], F], x0: F, y1:
     empty = (np.zeros(0, dtype=np.intp), np.zeros((0, 3)))
     d = y1 - x0
     length = np.sqrt(np.einsum("ij,ij->i", d, d))
-    R: float | F
+    R = 0.5 * thickness
     tol: float | F
     if np.ndim(thickness) == 0:
-        R = 0.5 * thickness
         tol = max(min(0.01 * voxel, 0.1 * thickness), 1e-9)
     else:
-        R = 0.5 * thickness
         tol = np.maximum(np.minimum(0.01 * voxel, 0.1 * thickness), 1e-9)
     cand = np.flatnonzero(length > tol)
     if cand.size == 0:
