@@ -53,6 +53,7 @@ TIERS = {
     "attributes": "physics",
     "sewing": "physics",
     "attribute_sources": "pipeline",
+    "attributes_contact": "physics",
     "tear": "physics",
     "tear_toolbox": "physics",
     "tear_caches": "pipeline",

@@ -661,12 +661,15 @@ def _moving_colliders() -> list[Collider]:
     return [plane, sphere, capsule, _sphere_sdf((0.0, 0.5, 0.3), 0.3, 0.02, 0.06)]
 
 
+@pytest.mark.parametrize("scaled", [False, True], ids=["uniform", "contact_scales"])
 @pytest.mark.parametrize("friction", [(0.0, 0.0), (0.6, 0.4)], ids=["frictionless", "friction"])
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_collider_kernels_mirror_project_contacts(precision: str, dtype: Any, bound: float,
-                                                  friction: tuple[float, float]) -> None:
+                                                  friction: tuple[float, float],
+                                                  scaled: bool) -> None:
     """One substep of contacts with every collider kind, in order, against project_contacts
-    called once per collider. (The SDF block is sampled in float32 on both sides.)"""
+    called once per collider (``scaled``: with per-point thickness and friction scales). (The
+    SDF block is sampled in float32 on both sides.)"""
     k = build_kernels(precision)
     rng = np.random.default_rng(5)
     n = 600
@@ -676,12 +679,14 @@ def test_collider_kernels_mirror_project_contacts(precision: str, dtype: Any, bo
     thickness, h = float(dtype(0.02)), float(dtype(1.0 / 240.0))
     mu_s, mu_k = (float(dtype(mu)) for mu in friction)
     colliders = _moving_colliders()
+    ts = _rounded(rng.uniform(0.0, 3.0, n), dtype) if scaled else None
+    fs = _rounded(rng.uniform(0.0, 2.0, n), dtype) if scaled else None
 
     expected = p.copy()
     contacts = ContactBuffer(n)
     for collider in colliders:
         project_contacts(expected, x_prev, inv_mass > 0.0, collider, 0.0, 1.0, h, thickness,
-                         mu_s, mu_k, contacts)
+                         mu_s, mu_k, contacts, thickness_scale=ts, friction_scale=fs)
     assert contacts.count > 50
 
     blocks = {id(c.grid): device_colliders.upload_block(c, CPU) for c in colliders
@@ -693,7 +698,9 @@ def test_collider_kernels_mirror_project_contacts(precision: str, dtype: Any, bo
     contact = wp.zeros(n, dtype=wp.int32, device=CPU)
     normal, surface = _vec3(np.zeros((n, 3)), dtype), _vec3(np.zeros((n, 3)), dtype)
     for kernel, dim, inputs in device.launches(
-            0, [pw, _vec3(x_prev, dtype), _scalars(inv_mass, dtype)],
+            0, [pw, _vec3(x_prev, dtype), _scalars(inv_mass, dtype),
+                _scalars(np.ones(n) if ts is None else ts, dtype),
+                _scalars(np.ones(n) if fs is None else fs, dtype)],
             [k.scalar(thickness), k.scalar(mu_s), k.scalar(mu_k), k.scalar(h), contact, normal,
              surface], n):
         wp.launch(kernel, dim, inputs, device=CPU)

@@ -95,9 +95,10 @@ class ClothSolver:
             pass another :class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning`).
         point_attributes: per-point attributes by name, (N,) arrays
             (:data:`~pbdcloth.cloth.attributes.POINT_ATTRIBUTES`: ``mass_scale``,
-            ``stretch_scale``, ``shear_scale``, ``bend_scale``, ``pin_weight``). A pin weight
-            of 1 adds a hard pin (to :attr:`pinned`), one in (0, 1) a soft pin
-            (:attr:`soft_pinned`).
+            ``stretch_scale``, ``shear_scale``, ``bend_scale``, ``pin_weight``,
+            ``thickness_scale``, ``friction_scale``). A pin weight of 1 adds a hard pin (to
+            :attr:`pinned`), one in (0, 1) a soft pin (:attr:`soft_pinned`); the contact
+            scales multiply each point's collider thickness and friction.
         stitches: stitch / weld constraints between point pairs
             (:mod:`pbdcloth.cloth.stitches`: (K, 2) pairs, (K, 3) rows (i, j, rest) or a
             :class:`~pbdcloth.cloth.stitches.Stitches`).

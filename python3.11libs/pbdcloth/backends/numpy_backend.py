@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import F, I
+from ..cloth.attributes import contact_scales
 from ..cloth.mesh import vertex_normals_t
 from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
@@ -113,6 +114,7 @@ class NumpyBackend:
                      np.zeros(model.bend.count))
         self.self_collision = SelfCollision(model, tuning)
         self._triangles_t: I = np.ascontiguousarray(model.topology.triangles.T, dtype=np.intp)
+        self._thickness_scale, self._friction_scale = contact_scales(model.point_attributes)
 
     def step(self, state_in: ClothState, state_out: ClothState, control: Control,
              dt: float) -> FrameStats:
@@ -191,8 +193,8 @@ class NumpyBackend:
     def _probe_contacts(self, X: F, control: Control, consts: _FrameConstants,
                         a1: float) -> None:
         """Also mark in ``self.contacts`` the particles at ``X`` (3, N) within PROBE_REACH
-        thicknesses of a collider at the substep's poses (a projection of a copy: nothing
-        moves)."""
+        thicknesses (each particle's own, with ``thickness_scale``) of a collider at the
+        substep's poses (a projection of a copy: nothing moves)."""
         settings = control.settings
         if not control.colliders:
             return
@@ -202,7 +204,7 @@ class NumpyBackend:
             if not isinstance(collider, ClothContactCollider):
                 project_contacts(probe, X.T, self._free, collider, a0, a1, consts.h,
                                  PROBE_REACH * settings.thickness, 0.0, 0.0, self.contacts,
-                                 False)
+                                 False, thickness_scale=self._thickness_scale)
 
     def _project(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float, a1: float,
                  selfcol: SelfCollision | None, stats: FrameStats) -> None:
@@ -239,11 +241,15 @@ class NumpyBackend:
             if isinstance(collider, ClothContactCollider):
                 collider.project_cloth(P, X_prev, self.model.inv_mass, self._triangles_t, a0, a1,
                                        consts.h, settings.thickness, settings.mu_static,
-                                       settings.friction, self.contacts)
+                                       settings.friction, self.contacts,
+                                       thickness_scale=self._thickness_scale,
+                                       friction_scale=self._friction_scale)
                 continue
             project_contacts(PT, XT, self._free, collider, a0, a1, consts.h, settings.thickness,
                              settings.mu_static, settings.friction, self.contacts,
-                             settings.continuous_collision)
+                             settings.continuous_collision,
+                             thickness_scale=self._thickness_scale,
+                             friction_scale=self._friction_scale)
         if selfcol is not None:
             selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 

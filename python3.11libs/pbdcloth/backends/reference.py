@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..cloth.attributes import contact_scales
 from ..cloth.model import ClothModel
 from ..cloth.state import ClothState
 from ..colliders.base import ClothContactCollider, Collider
@@ -118,6 +119,7 @@ class ReferenceBackend:
         decay = math.exp(-settings.damping * h)
         xpbd = settings.model == Model.XPBD
         rest_speed = 2.0 * float(np.linalg.norm(g)) * h
+        t_scale, f_scale = contact_scales(model.point_attributes)
         if any(c != 0.0 for c in settings.wind):
             raise NotImplementedError("the reference loop has no wind")
         if settings.self_collision:
@@ -137,7 +139,7 @@ class ReferenceBackend:
                     if not isinstance(collider, ClothContactCollider):
                         project_contacts(probe, X, free, collider, a0, a1, h,
                                          PROBE_REACH * settings.thickness, 0.0, 0.0,
-                                         self.contacts, False)
+                                         self.contacts, False, thickness_scale=t_scale)
                 touching = np.flatnonzero(self.contacts.active)
                 held = P[touching].copy()
                 self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
@@ -275,10 +277,12 @@ class ReferenceBackend:
                     if isinstance(collider, ClothContactCollider):
                         collider.project_cloth(P.T, X.T, model.inv_mass, model.topology.triangles.T,
                                                a0, a1, h, settings.thickness, settings.mu_static,
-                                               settings.friction, self.contacts)
+                                               settings.friction, self.contacts,
+                                               thickness_scale=t_scale, friction_scale=f_scale)
                         continue
                     project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
-                                     settings.mu_static, settings.friction, self.contacts)
+                                     settings.mu_static, settings.friction, self.contacts,
+                                     thickness_scale=t_scale, friction_scale=f_scale)
             V = (P - X) / h
             if colliders:
                 apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)

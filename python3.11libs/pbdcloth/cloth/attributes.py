@@ -1,4 +1,4 @@
-"""Per-point attributes of a cloth, declared once: mass, stiffness scales and pin weights.
+"""Per-point attributes of a cloth, declared once: mass, stiffness and contact scales, pin weights.
 
 Every setting of :class:`~pbdcloth.settings.ClothSettings` is one number for the whole cloth;
 a point attribute varies it point by point, the way Vellum's ``stretchstiffness`` /
@@ -20,6 +20,13 @@ the constraint's scale s:
 
   which is Macklin et al. 2016, eq. 26, with alpha~ / s and gamma / s, and switches the
   constraint off at s = 0 (alpha~ > 0) instead of dividing by zero.
+
+Contact scales (:func:`contact_scales`) act on the obstacle colliders only, per point: the
+point's collision thickness is ``settings.thickness * thickness_scale`` and its Coulomb
+coefficients ``mu_static * friction_scale``, ``friction * friction_scale``
+(:mod:`pbdcloth.colliders.response`; a mesh collider's vertex against a cloth triangle takes the
+mean of the triangle's three corners, :mod:`pbdcloth.colliders.mesh_contact`). Self-collision
+keeps the uniform ``self_thickness`` and ``self_friction``.
 
 A scale of exactly 1 multiplies by 1.0 and changes no bit of the result.
 """
@@ -71,6 +78,11 @@ class PointAttribute:
 #: own ranges by orders of magnitude.
 MAX_SCALE = 1e6
 
+#: Largest contact scale (thickness or friction) accepted: a point's thickness stays within
+#: 100 x the setting's (at most 1 km with the setting's own maximum, far past any scene), and a
+#: friction coefficient past 100 x the setting's sticks as firmly as any.
+MAX_CONTACT_SCALE = 100.0
+
 POINT_ATTRIBUTES: tuple[PointAttribute, ...] = (
     PointAttribute(
         "mass_scale", "areal density scale: each point's lumped mass is density x area x scale",
@@ -91,6 +103,16 @@ POINT_ATTRIBUTES: tuple[PointAttribute, ...] = (
         "pin_weight", "pin to target: 0 free, 1 a hard pin, between a soft pin pulled toward "
         "its target each substep (see pbdcloth.constraints.softpin)", 0.0, 1.0, 0.0,
         "pinweight", "pinWeight"),
+    PointAttribute(
+        "thickness_scale", "collision thickness scale against colliders: the point keeps "
+        "thickness x scale from their surfaces (a mesh collider's vertex against a cloth "
+        "triangle: the mean of its corners'); 0 touches them; self-collision keeps "
+        "self_thickness", 0.0, MAX_CONTACT_SCALE, 1.0, "thickness_scale", "thicknessScale"),
+    PointAttribute(
+        "friction_scale", "friction scale against colliders: the point's static and kinetic "
+        "coefficients (max(static_friction, friction) and friction) times the scale; 0 slides "
+        "freely; self-collision keeps self_friction", 0.0, MAX_CONTACT_SCALE, 1.0,
+        "friction_scale", "frictionScale"),
 )
 
 #: The declarations by name.
@@ -136,6 +158,12 @@ def validate_point_attributes(attributes: object, particle_count: int) -> dict[s
     return out
 
 
+def contact_scales(attributes: Mapping[str, F]) -> tuple[F | None, F | None]:
+    """The (thickness, friction) contact scales of a model's validated attributes, (N,) each,
+    or ``None`` where not given (every point at scale 1)."""
+    return attributes.get("thickness_scale"), attributes.get("friction_scale")
+
+
 def constraint_scale(point_values: F | None, members: np.ndarray) -> F | None:
     """Each constraint's value: the mean of its points' values, shape (M,); ``None`` when the
     attribute is not given (every constraint at scale 1).
@@ -150,6 +178,6 @@ def constraint_scale(point_values: F | None, members: np.ndarray) -> F | None:
     return np.ascontiguousarray(point_values[members].mean(axis=1))
 
 
-__all__ = ["ATTRIBUTES_BY_NAME", "FAMILY_SCALES", "MAX_SCALE", "POINT_ATTRIBUTES",
-           "PointAttribute", "PointAttributeError", "constraint_scale",
-           "validate_point_attributes"]
+__all__ = ["ATTRIBUTES_BY_NAME", "FAMILY_SCALES", "MAX_CONTACT_SCALE", "MAX_SCALE",
+           "POINT_ATTRIBUTES", "PointAttribute", "PointAttributeError", "constraint_scale",
+           "contact_scales", "validate_point_attributes"]

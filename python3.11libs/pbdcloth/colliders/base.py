@@ -56,11 +56,12 @@ class Collider(ABC):
         Used for friction: slip is measured relative to the moving surface. Shape (M, 3).
         """
 
-    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float | F
               ) -> tuple[NDArray[np.intp], F]:
         """Continuous collision over one substep (``alpha0`` to ``alpha1``): the particles
         (indices (K,) into ``p``) that the collider would pass over or push out of its far
-        side, and where they go instead (K, 3) [m] (see :mod:`.continuous`).
+        side, and where they go instead (K, 3) [m] (see :mod:`.continuous`). ``thickness``
+        is one number [m] or each particle's, (N,).
 
         The default finds none: a plane's inside is a whole half-space, so the end-of-substep
         projection already sends every particle back to the free side.
@@ -87,12 +88,15 @@ class ClothContactCollider(Collider):
     @abstractmethod
     def project_cloth(self, P: F, X: F, inv_mass: F, triangles: NDArray[np.intp],
                       alpha0: float, alpha1: float, h: float, thickness: float,
-                      mu_static: float, mu_kinetic: float, contacts: Any) -> int:
+                      mu_static: float, mu_kinetic: float, contacts: Any, *,
+                      thickness_scale: F | None = None,
+                      friction_scale: F | None = None) -> int:
         """One iteration of contacts in place on ``P`` (3, N) [m], the positions at the end of
         the substep ``alpha0`` -> ``alpha1``; ``X`` (3, N) at its start, ``inv_mass`` (N,),
         the cloth's ``triangles`` (3, T), the substep ``h`` [s]. Records contacts in
         ``contacts`` (a :class:`~pbdcloth.colliders.response.ContactBuffer`) and returns their
-        number."""
+        number. ``thickness_scale``, ``friction_scale``: per-point contact scales (N,) or None
+        (:mod:`pbdcloth.cloth.attributes`)."""
 
 
 def min_distance(colliders: Iterable[Collider], positions: F) -> float:

@@ -50,6 +50,11 @@ def _clamp01(x: F) -> F:
     return np.clip(x, 0.0, 1.0)
 
 
+def _pick(value: float | F, idx: NDArray[np.intp]) -> float | F:
+    """A per-point value's entries at ``idx``; a number stays a number."""
+    return value if np.ndim(value) == 0 else value[idx]  # type: ignore[index]
+
+
 def segment_axis_distance(y: F, a: F, b: F) -> tuple[F, F]:
     """Distance (M,) from points ``y`` (M, 3) to the segment a-b, and the offset (M, 3) from
     its closest point to ``y``."""
@@ -83,12 +88,13 @@ def closest_time(y0: F, d: F, a: F, b: F) -> F:
     return np.where(moving, t, 0.0)
 
 
-def swept_entry(x0: F, p: F, shift: F, a: F, b: F, radius: float, thickness: float
+def swept_entry(x0: F, p: F, shift: F, a: F, b: F, radius: float, thickness: float | F
                 ) -> tuple[NDArray[np.intp], F]:
     """The particles whose substep path x0 -> p (M, 3) the shape (segment a-b at its start
     pose, moving by ``shift`` (M, 3) over the substep) passes over or through, and where they
     go: indices (K,) and entry points carried to the shape's end pose (K, 3). See the module
-    docstring for when a particle is moved."""
+    docstring for when a particle is moved. ``thickness``: one number [m], or each point's
+    (M,)."""
     outer = radius + thickness
     band = radius + 0.5 * thickness
     y1 = p - shift
@@ -97,6 +103,7 @@ def swept_entry(x0: F, p: F, shift: F, a: F, b: F, radius: float, thickness: flo
     if cand.size == 0:
         return cand, np.zeros((0, 3))
     y0, y1, sh = x0[cand], y1[cand], shift[cand]
+    band, outer = _pick(band, cand), _pick(outer, cand)
     d = y1 - y0
     t_star = closest_time(y0, d, a, b)
     closest, _ = segment_axis_distance(y0 + t_star[:, None] * d, a, b)
@@ -104,6 +111,7 @@ def swept_entry(x0: F, p: F, shift: F, a: F, b: F, radius: float, thickness: flo
     if hit.size == 0:
         return hit, np.zeros((0, 3))
     y0, y1, d, sh, t_hi = y0[hit], y1[hit], d[hit], sh[hit], t_star[hit]
+    band, outer = _pick(band, hit), _pick(outer, hit)
     t_lo = np.zeros(hit.size)
     for _ in range(BISECTIONS):
         mid = 0.5 * (t_lo + t_hi)
@@ -120,7 +128,7 @@ def swept_entry(x0: F, p: F, shift: F, a: F, b: F, radius: float, thickness: flo
 
 
 def field_entry(distance: Callable[[F], F], normal: Callable[[F], F], x0: F, y1: F,
-                thickness: float, voxel: float) -> tuple[NDArray[np.intp], F]:
+                thickness: float | F, voxel: float) -> tuple[NDArray[np.intp], F]:
     """Continuous test against a signed distance field, by conservative advancement.
 
     ``distance`` and ``normal`` evaluate the field (at the substep's start pose) at points
@@ -134,16 +142,24 @@ def field_entry(distance: Callable[[F], F], normal: Callable[[F], F], x0: F, y1:
     path went through the body and
     the end is beyond the discrete test's reach (phi >= thickness or no normal: outside the
     band on the far side or deeper than the band). Returns the indices (K,) and entries (K, 3).
+    ``thickness``: one number [m], or each point's (M,).
     """
     empty = (np.zeros(0, dtype=np.intp), np.zeros((0, 3)))
     d = y1 - x0
     length = np.sqrt(np.einsum("ij,ij->i", d, d))
     R = 0.5 * thickness
-    tol = max(min(0.01 * voxel, 0.1 * thickness), 1e-9)
+    tol: float | F
+    if np.ndim(thickness) == 0:
+        tol = max(min(0.01 * voxel, 0.1 * thickness), 1e-9)
+    else:
+        tol = np.maximum(np.minimum(0.01 * voxel, 0.1 * thickness), 1e-9)
     cand = np.flatnonzero(length > tol)
     if cand.size == 0:
         return empty
-    cand = cand[distance(x0[cand]) >= R]
+    R, tol, thickness = _pick(R, cand), _pick(tol, cand), _pick(thickness, cand)
+    ahead = np.flatnonzero(distance(x0[cand]) >= R)
+    cand = cand[ahead]
+    R, tol, thickness = _pick(R, ahead), _pick(tol, ahead), _pick(thickness, ahead)
     y0, dd, L = x0[cand], d[cand], length[cand]
     t = np.zeros(cand.size)
     hit = np.zeros(cand.size, dtype=bool)
@@ -151,8 +167,8 @@ def field_entry(distance: Callable[[F], F], normal: Callable[[F], F], x0: F, y1:
     for _ in range(MARCH_STEPS):
         if live.size == 0:
             break
-        gap = distance(y0[live] + t[live, None] * dd[live]) - R
-        close = gap <= tol
+        gap = distance(y0[live] + t[live, None] * dd[live]) - _pick(R, live)
+        close = gap <= _pick(tol, live)
         hit[live[close]] = True
         t[live] += np.where(close, 0.0, 0.9 * gap / L[live])
         live = live[~close & (t[live] <= 1.0)]
@@ -160,6 +176,7 @@ def field_entry(distance: Callable[[F], F], normal: Callable[[F], F], x0: F, y1:
     if idx.size == 0:
         return empty
     y0, dd, L, t = y0[idx], dd[idx], L[idx], t[idx]
+    thickness = _pick(thickness, idx)
     entry = y0 + t[:, None] * dd
     end = y1[cand[idx]]
     samples = np.minimum(np.ceil((1.0 - t) * L / (0.5 * voxel)), MARCH_STEPS)

@@ -312,23 +312,41 @@ class MeshCollider(ClothContactCollider):
 
     def project_cloth(self, P: F, X: F, inv_mass: F, triangles: I, alpha0: float,
                       alpha1: float, h: float, thickness: float, mu_static: float,
-                      mu_kinetic: float, contacts: ContactBuffer) -> int:
+                      mu_kinetic: float, contacts: ContactBuffer, *,
+                      thickness_scale: F | None = None,
+                      friction_scale: F | None = None) -> int:
         """One iteration of contacts with the cloth, in place on ``P`` (3, N): cloth vertices
         against the triangles, then collider vertices against the cloth ``triangles`` (3, Tc)
         (module docstring). ``X`` (3, N) are the positions at the start of the substep,
         ``inv_mass`` (N,), ``contacts`` the backend's
         :class:`~pbdcloth.colliders.response.ContactBuffer` (cloth vertices touching a triangle
-        are recorded there). Returns the number of those."""
-        sub = self.substep(alpha0, alpha1, thickness)
+        are recorded there). Returns the number of those.
+
+        Per-point contact scales (N,) or None: a cloth vertex keeps ``thickness *
+        thickness_scale[i]`` from the triangles and its friction coefficients are scaled by
+        ``friction_scale[i]``; a cloth triangle keeps ``thickness`` times the mean of its three
+        corners' thickness scales from the collider's vertices (no friction there). The broad
+        phase is grown by the largest thickness."""
+        vertex_thickness: float | F = thickness
+        triangle_thickness: float | F = thickness
+        band = thickness
+        if thickness_scale is not None and thickness_scale.size:
+            vertex_thickness = thickness * thickness_scale
+            triangle_thickness = thickness * ((thickness_scale.take(triangles[0])
+                                               + thickness_scale.take(triangles[1])
+                                               + thickness_scale.take(triangles[2])) / 3.0)
+            band = thickness * float(thickness_scale.max())
+        sub = self.substep(alpha0, alpha1, band)
         if self._free is None or self._free[0] is not inv_mass:
             self._free = (inv_mass, np.flatnonzero(inv_mass > 0.0))
         free = self._free[1]
         touched = project_cloth_vertices(P, X, free, sub, self._tri_grid, self._cloth_pairs, h,
-                                         thickness, mu_static, mu_kinetic, contacts)
+                                         vertex_thickness, mu_static, mu_kinetic, contacts,
+                                         friction_scale)
         pushed = project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
-                                           self._triangle_pairs, thickness)
+                                           self._triangle_pairs, triangle_thickness)
         recheck(P, X, np.union1d(touched, pushed), free, sub, self._tri_grid, self._cloth_pairs,
-                thickness)
+                vertex_thickness)
         return int(touched.size)
 
     # --- the generic collider queries ----------------------------------------------------------

@@ -10,6 +10,11 @@ Friction (cloth vertices against triangles) is Coulomb in position form (Macklin
 surface point it touches, whose motion is the barycentric interpolation of its triangle's vertex
 displacements; the contact sticks while |slip| < mu_s d (d the push-out depth), else the slip is
 cut by min(mu_k d / |slip|, 1).
+
+Per-point contact scales (:mod:`pbdcloth.cloth.attributes`): ``thickness`` is one number [m] or
+each cloth vertex's own (N,); a cloth vertex against the collider's triangles keeps its own
+thickness and friction, a collider vertex against a cloth triangle the triangle's thickness
+(the caller gives one per cloth triangle, the mean of its corners', :class:`.mesh.MeshCollider`).
 """
 
 from __future__ import annotations
@@ -73,6 +78,11 @@ class Substep:
     nearest triangle of each (see :func:`find_trapped`); None until looked for."""
 
 
+def _pick(value: float | F, idx: I) -> float | F:
+    """A per-point (or per-triangle) value's entries at ``idx``; a number stays a number."""
+    return value if np.ndim(value) == 0 else value.take(idx)  # type: ignore[union-attr]
+
+
 def _first_per_group(group: I, key: F) -> I:
     """Indices (into the pair arrays) of the pair with the smallest ``key`` in each ``group``,
     ordered by group (ties: the earlier pair)."""
@@ -83,7 +93,7 @@ def _first_per_group(group: I, key: F) -> I:
     return order[first]
 
 
-def _continuous(P: F, X: F, i: I, j: I, sub: Substep, thickness: float) -> I:
+def _continuous(P: F, X: F, i: I, j: I, sub: Substep, thickness: float | F) -> I:
     """The continuous test on pairs (cloth vertex ``i``, triangle ``j``): a vertex whose path
     X -> P crossed a triangle goes to the first crossing point carried with the triangle to the
     end of the substep, a thickness out on its starting side. In place on ``P``; returns the
@@ -125,12 +135,12 @@ def _continuous(P: F, X: F, i: I, j: I, sub: Substep, thickness: float) -> I:
     at = (columns(sub.corners1[0], jm) * u[m] + columns(sub.corners1[1], jm) * v[m]
           + columns(sub.corners1[2], jm) * w[m])
     moved = i.take(k.take(m))
-    P[:, moved] = at + (side.take(m) * thickness) * columns(sub.normal1, jm)
+    P[:, moved] = at + (side.take(m) * _pick(thickness, moved)) * columns(sub.normal1, jm)
     return moved
 
 
 def recheck(P: F, X: F, moved: I, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
-            thickness: float) -> None:
+            thickness: float | F) -> None:
     """The continuous test again for the cloth vertices ``moved`` since it last ran (by the
     discrete push or by collider vertices), so that no iteration ends with a vertex whose
     substep path crosses a triangle."""
@@ -206,11 +216,13 @@ def _drop_trapped(i: I, j: I, sub: Substep) -> tuple[I, I, NDArray[np.bool_]]:
 
 
 def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
-                           h: float, thickness: float, mu_static: float, mu_kinetic: float,
-                           contacts: ContactBuffer) -> I:
+                           h: float, thickness: float | F, mu_static: float,
+                           mu_kinetic: float, contacts: ContactBuffer,
+                           friction_scale: F | None = None) -> I:
     """Cloth vertices against the collider's triangles (continuous, then sided discrete, with
     friction), in place on ``P``; returns the vertices in contact (moved by the discrete
-    push)."""
+    push). ``thickness``: one number [m] or each cloth vertex's (N,); ``friction_scale``:
+    each cloth vertex's scale on both coefficients (N,), or None."""
     i, j = pairs.pairs(np.minimum(X, P), np.maximum(X, P), free, grid,
                        (sub.lo, sub.hi))
     if i.size == 0:
@@ -235,12 +247,13 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
         rel = (columns(p, zero) - columns(X, i.take(zero))) - moved
         away = -np.sign(dot(rel, columns(sub.normal0, jz)))
         side[zero] = np.where(away != 0.0, away, sub.orientation or 1.0)
-    near = np.flatnonzero(side * plane1 < thickness)
+    near = np.flatnonzero(side * plane1 < _pick(thickness, i))
     if near.size == 0:
         return _NONE
     i, j, p, n1, a1, side, own = (i.take(near), j.take(near), columns(p, near),
                                   columns(n1, near), columns(a1, near), side.take(near),
                                   own.take(near))
+    pair_thickness = _pick(thickness, i)
     b1, c1 = columns(sub.corners1[1], j), columns(sub.corners1[2], j)
     u, v, w, face = closest_point_triangle(p, a1, b1, c1)
     q = a1 * u + b1 * v + c1 * w
@@ -259,13 +272,13 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     face |= own
     gap = np.where(face, plane, dist)
     normal = np.where(face | (dist == 0.0), side * n1, diff / np.where(dist > 0.0, dist, 1.0))
-    bad = np.flatnonzero(gap < thickness)
+    bad = np.flatnonzero(gap < pair_thickness)
     if bad.size == 0:
         return _NONE
     bad = bad.take(_first_per_group(i.take(bad), gap.take(bad)))
     idx = i.take(bad)
     n = columns(normal, bad)
-    depth = thickness - gap.take(bad)
+    depth = _pick(pair_thickness, bad) - gap.take(bad)
     target = columns(p, bad) + depth * n
     ub, vb, wb = u.take(bad), v.take(bad), w.take(bad)
     disp0 = (columns(sub.corners1[0], j.take(bad)) - columns(sub.corners0[0], j.take(bad)))
@@ -273,12 +286,17 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     disp2 = (columns(sub.corners1[2], j.take(bad)) - columns(sub.corners0[2], j.take(bad)))
     surface = ub * disp0 + vb * disp1 + wb * disp2
     if mu_static > 0.0 or mu_kinetic > 0.0:
+        mu_s: float | F = mu_static
+        mu_k: float | F = mu_kinetic
+        if friction_scale is not None:
+            scale_i = friction_scale.take(idx)
+            mu_s, mu_k = mu_static * scale_i, mu_kinetic * scale_i
         slip = (target - columns(X, idx)) - surface
         slip -= dot(slip, n) * n
         slip_len = np.sqrt(dot(slip, slip))
-        stick = slip_len < mu_static * depth
+        stick = slip_len < mu_s * depth
         with np.errstate(divide="ignore", invalid="ignore"):
-            slide = np.minimum(mu_kinetic * depth / slip_len, 1.0)
+            slide = np.minimum(mu_k * depth / slip_len, 1.0)
         scale = np.where(stick, 1.0, np.where(slip_len > 0.0, slide, 0.0))
         target -= scale * slip
     P[:, idx] = target
@@ -289,10 +307,11 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
 
 
 def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Substep,
-                              grid: BoxGrid, pairs: PairList, thickness: float) -> I:
+                              grid: BoxGrid, pairs: PairList, thickness: float | F) -> I:
     """Collider vertices against the cloth's triangles ``triangles`` (3, Tc): a violated pair
     moves the triangle's corners away from the vertex (module docstring of :mod:`.mesh`), in
-    place on ``P``; returns the cloth vertices moved."""
+    place on ``P``; returns the cloth vertices moved. ``thickness``: one number [m] or each
+    cloth triangle's (Tc,)."""
     if triangles.shape[1] == 0:
         return _NONE
     ta, tb, tc = triangles
@@ -340,17 +359,18 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
         moved = sum(columns(c1, fz) - columns(c0, fz) for c0, c1 in zip(x0, x1)) / 3.0
         away = -np.sign(dot(columns(dq, zero) - moved, columns(n0_all, fz)))
         side[zero] = np.where(away != 0.0, away, 1.0)
-    near = np.flatnonzero(hit | (np.abs(plane1) < thickness))
+    near = np.flatnonzero(hit | (np.abs(plane1) < _pick(thickness, f)))
     if near.size == 0:
         return _NONE
     f, q1, n1, A1, side, hit, plane1 = (f.take(near), columns(q1, near), columns(n1, near),
                                         columns(A1, near), side.take(near), hit.take(near),
                                         plane1.take(near))
+    pair_thickness = _pick(thickness, f)
     B1, C1 = columns(x1[1], f), columns(x1[2], f)
     u, v, w = barycentric(q1, A1, B1, C1)
     inside = (u >= -EDGE_SLACK) & (v >= -EDGE_SLACK) & (w >= -EDGE_SLACK)
     gap = side * plane1
-    bad = np.flatnonzero(hit | (inside & (gap < thickness) & (gap > -thickness)))
+    bad = np.flatnonzero(hit | (inside & (gap < pair_thickness) & (gap > -pair_thickness)))
     if bad.size == 0:
         return _NONE
     bary = np.clip(np.stack([u.take(bad), v.take(bad), w.take(bad)]), 0.0, None)
@@ -363,12 +383,13 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
         return _NONE
     corners, bary, wk, den = corners[:, ok], bary[:, ok], wk[:, ok], den[ok]
     bad = bad[ok]
+    pair_thickness = _pick(pair_thickness, bad)
     nb = columns(n1, bad)
     sb = side.take(bad)
     # Re-measure the gap with the clamped weights: g = s n . (q1 - sum b_k x_k).
     plane_pt = sum(bary[m] * columns(P, corners[m]) for m in range(3))
     g = sb * dot(columns(q1, bad) - plane_pt, nb)
-    c = np.minimum(g - thickness, 0.0)
+    c = np.minimum(g - pair_thickness, 0.0)
     # Each cloth vertex takes the largest step any of its pairs asks of it (pairs under one
     # triangle push its corners the same way: summing them would overshoot, averaging would
     # leave the deepest pair unresolved).

@@ -65,6 +65,9 @@ def project_contacts(
     mu_kinetic: float,
     contacts: ContactBuffer,
     continuous: bool = False,
+    *,
+    thickness_scale: F | None = None,
+    friction_scale: F | None = None,
 ) -> int:
     """Push particles of ``p`` (N, 3, modified in place) out of one collider, with friction.
 
@@ -73,13 +76,30 @@ def project_contacts(
     With ``continuous`` the collider's :meth:`~pbdcloth.colliders.base.Collider.sweep` first
     moves the particles it would pass over back to where their path met it
     (:mod:`.continuous`). Returns the number of particles in contact.
+
+    Per-point contact scales (:mod:`pbdcloth.cloth.attributes`), (N,) each or ``None``:
+    particle i keeps ``thickness * thickness_scale[i]`` from the surface and its coefficients
+    are ``mu_static * friction_scale[i]``, ``mu_kinetic * friction_scale[i]``. The collider is
+    asked for the points within the largest of those thicknesses, then each point's distance is
+    compared with its own (``t s_i <= t max(s)`` in floating point too, so none is lost).
     """
+    own: F | None = None
+    band = thickness
+    if thickness_scale is not None:
+        own = thickness * thickness_scale
+        if own.size:
+            band = thickness * float(thickness_scale.max())
     if continuous:
-        moved, entry = collider.sweep(x_prev, p, alpha0, alpha1, thickness)
+        moved, entry = collider.sweep(x_prev, p, alpha0, alpha1,
+                                      thickness if own is None else own)
         if moved.size:
             keep = free[moved]
             p[moved[keep]] = entry[keep]
-    idx, phi, normal = collider.near(p, alpha1, thickness)
+    idx, phi, normal = collider.near(p, alpha1, band)
+    if own is not None and idx.size:
+        inside = np.flatnonzero(phi < own[idx])
+        if inside.size < idx.size:
+            idx, phi, normal = idx[inside], phi[inside], normal[inside]
     if idx.size == 0:
         return 0
     # Work component-major, (3, M): the solver's positions are (3, N) arrays underneath ``p``,
@@ -94,17 +114,22 @@ def project_contacts(
         idx, phi, n = idx[keep], phi[keep], n[:, keep]
         if idx.size == 0:
             return 0
-    d = thickness - phi
+    d = (thickness if own is None else own[idx]) - phi
     pt = p.T
     q = pt[:, idx] + d * n
     surface = np.asarray(collider.displacement(q.T, alpha0, alpha1)).T
     if mu_kinetic > 0.0 or mu_static > 0.0:
+        mu_s: float | F = mu_static
+        mu_k: float | F = mu_kinetic
+        if friction_scale is not None:
+            scale_i = friction_scale[idx]
+            mu_s, mu_k = mu_static * scale_i, mu_kinetic * scale_i
         slip = (q - x_prev.T[:, idx]) - surface
         slip -= np.einsum("ij,ij->j", slip, n) * n
         slip_len = np.sqrt(np.einsum("ij,ij->j", slip, slip))
-        stick = slip_len < mu_static * d
+        stick = slip_len < mu_s * d
         with np.errstate(divide="ignore", invalid="ignore"):
-            slide = np.minimum(mu_kinetic * d / slip_len, 1.0)
+            slide = np.minimum(mu_k * d / slip_len, 1.0)
         scale = np.where(stick, 1.0, np.where(slip_len > 0.0, slide, 0.0))
         q -= scale * slip
     pt[:, idx] = q

@@ -224,7 +224,7 @@ class SdfCollider(Collider):
         pose, a, b = self._at(alpha)
         return (pose.rotation @ self.grid.normal(self.grid.locate(a @ points.T + b))).T
 
-    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float | F
               ) -> tuple[NDArray[np.intp], F]:
         """Continuous collision for a rigidly moving field (:func:`~.continuous.field_entry`):
         in the placement of the substep's start pose the particle moves from ``x_prev`` to its

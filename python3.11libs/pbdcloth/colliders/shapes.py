@@ -116,7 +116,7 @@ class Sphere(Collider):
         shift = lerp(self._c0, self._c1, alpha1) - lerp(self._c0, self._c1, alpha0)
         return np.broadcast_to(shift, points.shape)
 
-    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float | F
               ) -> tuple[NDArray[np.intp], F]:
         c = lerp(self._c0, self._c1, alpha0)
         return swept_entry(x_prev, p, self.displacement(x_prev, alpha0, alpha1), c, c,
@@ -179,7 +179,7 @@ class Capsule(Collider):
         u: F = self._axis_param(points, a0, b0)[:, None]
         return np.asarray((1.0 - u) * (a1 - a0) + u * (b1 - b0), dtype=np.float64)
 
-    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float
+    def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float | F
               ) -> tuple[NDArray[np.intp], F]:
         a, b = lerp(self._a0, self._a1, alpha0), lerp(self._b0, self._b1, alpha0)
         return swept_entry(x_prev, p, self.displacement(x_prev, alpha0, alpha1), a, b,

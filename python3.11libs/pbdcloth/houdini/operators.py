@@ -227,9 +227,13 @@ def _attributes_help() -> tuple[str, str]:
             "be left out):\n\n" + "\n".join(lines) + "\n\nA constraint takes the mean of its "
             "points' scales. Points with pinweight 1 are pinned like the Pin Group's; between "
             "0 and 1 they follow their pin targets (input 2, one point per cloth point) "
-            "loosely. Stitches come from the Preprocess node's Stitch Group (two-point "
-            "polylines, written as the detail arrays stitch_pairs and stitch_rest, and "
-            "stitch_break from the polylines' breaklength primitive attribute: a stitch "
+            "loosely. thickness_scale and friction_scale act against the colliders only "
+            "(Thickness x scale, Friction and Static Friction x scale); self-collision keeps "
+            "Self Thickness and Self Friction. Vellum's point attributes thickness (a length) "
+            "and friction are not read: divide a Vellum thickness by the Thickness parameter "
+            "for thickness_scale. Stitches come from the Preprocess node's Stitch Group "
+            "(two-point polylines, written as the detail arrays stitch_pairs and stitch_rest, "
+            "and stitch_break from the polylines' breaklength primitive attribute: a stitch "
             "breaks past that length). With Tear Strain above 0 the cloth tears, and every "
             "copy of a split point keeps its point's attributes.")
 

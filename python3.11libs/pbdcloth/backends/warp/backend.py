@@ -43,6 +43,7 @@ from ._quiet import init_quietly
 
 init_quietly(wp)
 
+from ...cloth.attributes import contact_scales
 from ...cloth.hierarchy import HierarchyLevel
 from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
@@ -184,6 +185,8 @@ class _DeviceModel:
             [m/N] (None: all hard), triangle_stitch_lam their XPBD multipliers.
         soft_particle (S,) int32; soft_start, soft_end (S,) vec3: the soft pins' targets [m];
             soft_stiffness (S,): their per-iteration pull k' (set when a frame is recorded).
+        thickness_scale, friction_scale (N,): the contact scales against colliders
+            (:mod:`pbdcloth.cloth.attributes`; ones where not given).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any) -> None:
@@ -247,6 +250,11 @@ class _DeviceModel:
         self.soft_start = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
         self.soft_end = arr(model.mesh.positions[soft.particle].astype(np_scalar), v3)
         self.soft_stiffness = wp.zeros(soft.count, dtype=s, device=device)
+        thickness_scale, friction_scale = contact_scales(model.point_attributes)
+        self.thickness_scale = arr(np.ones(n, dtype=np_scalar) if thickness_scale is None
+                                   else thickness_scale.astype(np_scalar), s)
+        self.friction_scale = arr(np.ones(n, dtype=np_scalar) if friction_scale is None
+                                  else friction_scale.astype(np_scalar), s)
 
     @staticmethod
     def _family(fam: DistanceFamily | HierarchyLevel, k: Any, device: Any) -> _DeviceDistance:
@@ -607,8 +615,10 @@ class WarpBackend:
         contact[0] = k.scalar(PROBE_REACH * c.settings.thickness)
         contact[1] = contact[2] = k.scalar(0.0)
         contact[4] = self._touching
+        m = self.m
         for kernel, dim, inputs in self._colliders.launches(
-                step, [self._probe, self._x, self.m.inv_mass], contact, n, False):
+                step, [self._probe, self._x, m.inv_mass, m.thickness_scale, m.friction_scale],
+                contact, n, False):
             launch(kernel, dim, inputs)
 
     def _hierarchy_on(self, c: _Substep) -> bool:
@@ -707,9 +717,10 @@ class WarpBackend:
     def _project_colliders(self, launch: _Recorder, c: _Substep, step: int) -> None:
         """The colliders in their order, at their poses of substep ``step``, with friction."""
         if self._colliders is not None:
+            m = self.m
             for kernel, dim, inputs in self._colliders.launches(
-                    step, [self._p, self._x, self.m.inv_mass], c.contact,
-                    self.model.particle_count, c.settings.continuous_collision):
+                    step, [self._p, self._x, m.inv_mass, m.thickness_scale, m.friction_scale],
+                    c.contact, self.model.particle_count, c.settings.continuous_collision):
                 launch(kernel, dim, inputs)
 
     def _project_self_collision(self, launch: _Recorder, c: _Substep, iteration: int) -> None:

@@ -133,8 +133,9 @@ class DeviceColliders:
                  continuous: bool = False) -> list[tuple[Any, int, list[Any]]]:
         """(kernel, dim, inputs) of the collider projections of substep ``step``, in order.
 
-        ``common`` = [p, x_prev, inv_mass], ``contact`` = [thickness, mu_s, mu_k, h, contact,
-        contact_normal, surface_velocity]; ``continuous``: the analytic shapes' continuous
+        ``common`` = [p, x_prev, inv_mass, thickness_scale, friction_scale] (the last two per
+        particle, :mod:`pbdcloth.cloth.attributes`), ``contact`` = [thickness, mu_s, mu_k, h,
+        contact, contact_normal, surface_velocity]; ``continuous``: the analytic shapes' continuous
         test first (:mod:`pbdcloth.colliders.continuous`).
         """
         k = self.k

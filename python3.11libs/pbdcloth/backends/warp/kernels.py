@@ -1071,6 +1071,8 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         p: wp.array(dtype=vec3),
         x_prev: wp.array(dtype=vec3),
         inv_mass: wp.array(dtype=scalar),
+        thickness_scale: wp.array(dtype=scalar),
+        friction_scale: wp.array(dtype=scalar),
         table: wp.array(dtype=wp.vec4f),
         dims: wp.vec3i,
         poses: wp.array(dtype=SdfPose),
@@ -1094,33 +1096,39 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         With ``continuous`` and a moving field, ``sdf_sweep`` first catches the particles the
         field would pass over.
 
+        The particle's thickness is ``thickness * thickness_scale[i]``, its coefficients
+        ``mu_s``, ``mu_k`` times ``friction_scale[i]`` (ones where the attributes are not
+        given: the products are exact).
+
         Mirrors pbdcloth.colliders.response.project_contacts (with SdfCollider.near).
         """
         i = wp.tid()
         if inv_mass[i] <= zero:
             return
         xi = p[i]
+        own = thickness * thickness_scale[i]
         pose1 = poses[step + 1]
         if continuous != 0 and pose1.moving != 0:
-            xi = sdf_sweep(table, dims, poses[step], pose1, x_prev[i], xi, thickness, voxel)
+            xi = sdf_sweep(table, dims, poses[step], pose1, x_prev[i], xi, own, voxel)
             p[i] = xi
         s = sdf_sample(table, dims, pose1.a * xi + pose1.b)
         phi = scalar(s[0])
-        if not (phi < thickness):
+        if not (phi < own):
             return
         g = vec3(scalar(s[1]), scalar(s[2]), scalar(s[3]))
         glen = wp.length(g)
         if not (glen > min_gradient):
             return
         n = pose1.rot * (g * (one / glen))
-        depth = thickness - phi
+        depth = own - phi
         q = xi + n * depth
         surface = vec3(zero, zero, zero)
         if pose1.moving != 0:
             pose0 = poses[step]
             local = wp.transpose(pose1.rot) * (q - pose1.trans)
             surface = q - (pose0.rot * local + pose0.trans)
-        p[i] = contact_friction(q, x_prev[i], surface, n, depth, mu_s, mu_k)
+        fs = friction_scale[i]
+        p[i] = contact_friction(q, x_prev[i], surface, n, depth, mu_s * fs, mu_k * fs)
         contact[i] = 1
         contact_normal[i] = n
         surface_velocity[i] = surface / h
@@ -1140,6 +1148,8 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
         p: wp.array(dtype=vec3),
         x_prev: wp.array(dtype=vec3),
         inv_mass: wp.array(dtype=scalar),
+        thickness_scale: wp.array(dtype=scalar),
+        friction_scale: wp.array(dtype=scalar),
         shape_kind: wp.array(dtype=wp.int32),
         shape_radius: wp.array(dtype=scalar),
         pose: wp.array2d(dtype=vec3),
@@ -1163,6 +1173,10 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
         With ``continuous`` a sphere or capsule first catches the particles it would pass
         over (``swept_entry``, relative to its motion near the particle's start).
 
+        The particle's thickness is ``thickness * thickness_scale[i]``, its coefficients
+        ``mu_s``, ``mu_k`` times ``friction_scale[i]`` (ones where the attributes are not
+        given: the products are exact).
+
         Mirrors pbdcloth.colliders.response.project_contacts (one call per shape, in order).
         """
         i = wp.tid()
@@ -1170,6 +1184,10 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
             return
         xi = p[i]
         xp = x_prev[i]
+        own = thickness * thickness_scale[i]
+        fs = friction_scale[i]
+        ms = mu_s * fs
+        mk = mu_k * fs
         touched = wp.int32(0)  # a variable (a bare literal would be a constant in the loop)
         for c in range(first, last):
             kind = shape_kind[c]
@@ -1181,15 +1199,15 @@ def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
                 if kind == SHAPE_SPHERE:
                     b0 = a0
                 shift = shape_displacement(kind, xp, a0, b0, a1, b1)
-                xi = swept_entry(xp, xi, shift, a0, b0, shape_radius[c], thickness)
+                xi = swept_entry(xp, xi, shift, a0, b0, shape_radius[c], own)
                 touched = 1
             phi, n = shape_query(kind, xi, a1, b1, shape_radius[c])
-            depth = thickness - phi
+            depth = own - phi
             if depth > zero:
                 q = xi + n * depth
                 surface = shape_displacement(kind, q, pose[step, 2 * c], pose[step, 2 * c + 1],
                                              a1, b1)
-                xi = contact_friction(q, xp, surface, n, depth, mu_s, mu_k)
+                xi = contact_friction(q, xp, surface, n, depth, ms, mk)
                 contact[i] = 1
                 contact_normal[i] = n
                 surface_velocity[i] = surface / h
