@@ -55,6 +55,7 @@ TIERS = {
     "attribute_sources": "pipeline",
     "tear": "physics",
     "tear_caches": "pipeline",
+    "energy": "physics",
 }
 
 
