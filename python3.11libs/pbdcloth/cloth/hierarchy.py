@@ -210,6 +210,54 @@ def surface_distance(rest_positions: F, normals: F | None, i: I, j: I) -> F:
     return np.where(turned, np.maximum(s, chord), chord)
 
 
+def rest_normals(positions: F, normals: F, edges: I, boundary_edges: I) -> F:
+    """Unit vertex normals (N, 3) for :func:`surface_distance`: ``normals`` with those of the
+    border points extrapolated one step outwards.
+
+    A border point's triangles lie on one side of it, so its normal leans inwards by about half
+    the turn to the next point inside (on a cylinder, half a column's angle). With n_in the
+    normal of its inner neighbour across the border (the edge to a point off the border most
+    nearly perpendicular to the point's border edges), n_b is replaced by n_b + (n_b - n_in),
+    normalised. Where n_in equals n_b (a flat panel) nothing changes, bit for bit; a border
+    point without an inner neighbour keeps its normal.
+    """
+    n = len(normals)
+    border_e = np.asarray(boundary_edges, dtype=np.int64).reshape(-1, 2)
+    if not len(border_e):
+        return normals
+    border = np.zeros(n, dtype=bool)
+    border[border_e.reshape(-1)] = True
+    # Border tangent at each border point: its border edges, oriented alike, summed.
+    d = positions[border_e[:, 1]] - positions[border_e[:, 0]]
+    d = d / np.maximum(np.linalg.norm(d, axis=1), 1e-300)[:, None]
+    tangent = np.zeros((n, 3))
+    for k in range(3):
+        tangent[:, k] = (np.bincount(border_e[:, 0], weights=d[:, k], minlength=n)
+                         + np.bincount(border_e[:, 1], weights=d[:, k], minlength=n))
+    e = np.asarray(edges, dtype=np.int64)
+    a, b = np.concatenate([e[:, 0], e[:, 1]]), np.concatenate([e[:, 1], e[:, 0]])
+    inner = border[a] & ~border[b]
+    a, b = a[inner], b[inner]
+    if not len(a):
+        return normals
+    r = positions[b] - positions[a]
+    t = tangent[a]
+    along = np.abs(np.einsum("ij,ij->i", r, t)) / np.maximum(
+        np.linalg.norm(r, axis=1) * np.linalg.norm(t, axis=1), 1e-300)
+    order = np.lexsort((b, along, a))
+    a, b = a[order], b[order]
+    first = np.r_[True, a[1:] != a[:-1]]
+    a, b = a[first], b[first]
+    out = normals.copy()
+    moved = ~(normals[b] == normals[a]).all(axis=1)
+    a, b = a[moved], b[moved]
+    pushed = 2.0 * normals[a] - normals[b]
+    length = np.linalg.norm(pushed, axis=1)
+    ok = length > 0.0
+    out[a[ok]] = pushed[ok] / length[ok, None]
+    return out
+
+
 def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F,
                     normals: F | None = None) -> Hierarchy:
     """The coarse levels of a cloth (see the module docstring).
@@ -296,4 +344,4 @@ def _level(rest_positions: F, normals: F | None, pairs: I, fine: I, parents: I, 
 
 
 __all__ = ["EMPTY_HIERARCHY", "Hierarchy", "HierarchyLevel", "build_hierarchy",
-           "independent_set", "surface_distance"]
+           "independent_set", "rest_normals", "surface_distance"]
