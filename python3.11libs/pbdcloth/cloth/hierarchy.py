@@ -219,7 +219,7 @@ def rest_normals(positions: F, normals: F, edges: I, boundary_edges: I) -> F:
     normal of its inner neighbour across the border (the edge to a point off the border most
     nearly perpendicular to the point's border edges), n_b is replaced by n_b + (n_b - n_in),
     normalised. Where n_in equals n_b (a flat panel) nothing changes, bit for bit; a border
-    point without an inner neighbour keeps its normal.
+    point without an inner neighbour, or with a zero normal, keeps its normal.
     """
     n = len(normals)
     border_e = np.asarray(boundary_edges, dtype=np.int64).reshape(-1, 2)
@@ -249,7 +249,7 @@ def rest_normals(positions: F, normals: F, edges: I, boundary_edges: I) -> F:
     first = np.r_[True, a[1:] != a[:-1]]
     a, b = a[first], b[first]
     out = normals.copy()
-    moved = ~(normals[b] == normals[a]).all(axis=1)
+    moved = ~(normals[b] == normals[a]).all(axis=1) & (normals[a] != 0.0).any(axis=1)
     a, b = a[moved], b[moved]
     pushed = 2.0 * normals[a] - normals[b]
     length = np.linalg.norm(pushed, axis=1)
