@@ -57,6 +57,7 @@ TIERS = {
     "tear": "physics",
     "tear_toolbox": "physics",
     "tear_caches": "pipeline",
+    "energy": "physics",
 }
 
 

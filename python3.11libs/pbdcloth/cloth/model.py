@@ -16,8 +16,8 @@ from numpy.typing import NDArray
 
 from .attributes import FAMILY_SCALES, constraint_scale, validate_point_attributes
 from .coloring import Coloring, color_constraints
-from .hierarchy import EMPTY_HIERARCHY, Hierarchy, build_hierarchy
-from .mesh import ClothMesh, FloatArray, IndexArray, MeshError
+from .hierarchy import EMPTY_HIERARCHY, Hierarchy, build_hierarchy, rest_normals
+from .mesh import ClothMesh, FloatArray, IndexArray, MeshError, vertex_normals
 from .stitches import (
     StitchList,
     TriangleStitchList,
@@ -445,7 +445,10 @@ def assemble_model(mesh: ClothMesh, topology: Topology, mass: FloatArray, pins: 
     model = ClothModel(
         mesh=mesh, topology=topology, mass=mass, inv_mass=inv_mass, pinned=pins,
         stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
-        hierarchy=build_hierarchy(mesh.positions, topology.edges, mass, inv_mass),
+        hierarchy=build_hierarchy(mesh.positions, topology.edges, mass, inv_mass,
+                                  rest_normals(mesh.positions,
+                                               vertex_normals(mesh.positions, mesh.triangles),
+                                               topology.edges, topology.boundary_edges)),
     )
     return model
 
