@@ -142,20 +142,9 @@ def _csr(pairs: I, n: int) -> tuple[I, I]:
     return np.cumsum(indptr), b
 
 
-def _coarse_links(indptr: I, indices: I, coarse: np.ndarray) -> I:
-    """Pairs (a < b) of coarse vertices that span a vertex or an edge of the graph: for every
-    vertex v and every edge (u, v), each coarse representative of u with each of v, where a
-    coarse vertex represents itself and a fine one its coarse neighbours.
-
-    Through a fine vertex this links coarse vertices that share a neighbour (Müller 2008); the
-    links across an edge between two fine vertices join coarse vertices three edges apart,
-    which two fine neighbours in a row would otherwise leave unlinked (at the end of a strip
-    between its pins, say).
-    """
-    n = len(indptr) - 1
-    row = np.repeat(np.arange(n), np.diff(indptr))
-    link = ~coarse[row] & coarse[indices]            # fine row -> coarse neighbour
-    owner, rep = row[link], indices[link]
+def _rep_table(owner: I, rep: I, n: int) -> I:
+    """Each vertex's representatives ``rep`` (grouped by ``owner``, ascending), as an (n, width)
+    table padded with -1."""
     counts = np.bincount(owner, minlength=n)
     width = max(int(counts.max(initial=0)), 1)
     table = np.full((n, width), -1, dtype=np.int64)
@@ -163,14 +152,38 @@ def _coarse_links(indptr: I, indices: I, coarse: np.ndarray) -> I:
     owner, rep = owner[order], rep[order]
     slot = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
     table[owner, slot] = rep
-    table[coarse, 0] = np.flatnonzero(coarse)
+    return table
+
+
+def _coarse_links(indptr: I, indices: I, coarse: np.ndarray, pinned: np.ndarray) -> I:
+    """Pairs (a < b) of coarse vertices, not both pinned, that span a vertex or an edge of the
+    graph: for every vertex v and every edge (u, v), each coarse representative of u with each
+    of v, where a coarse vertex represents itself and a fine one its coarse neighbours.
+
+    Through a fine vertex this links coarse vertices that share a neighbour (Müller 2008); the
+    links across an edge between two fine vertices join coarse vertices three edges apart,
+    which two fine neighbours in a row would otherwise leave unlinked (at the end of a strip
+    between its pins, say). A link between two pins would move nothing, so none is made: with
+    a pinned row kept on every level, such links would join every pin to every other a few
+    levels down (and cost the square of their number to list).
+    """
+    n = len(indptr) - 1
+    row = np.repeat(np.arange(n), np.diff(indptr))
+    link = ~coarse[row] & coarse[indices]            # fine row -> coarse neighbour
+    kept = np.flatnonzero(coarse)
+    owner = np.concatenate([kept, row[link]])
+    rep = np.concatenate([kept, indices[link]])
+    is_pin = pinned[rep]
+    free = _rep_table(owner[~is_pin], rep[~is_pin], n)
+    pins = _rep_table(owner[is_pin], rep[is_pin], n)
     a = np.concatenate([np.arange(n), row])
     b = np.concatenate([np.arange(n), indices])
-    left = table[a][:, :, None]
-    right = table[b][:, None, :]
-    pairs = np.stack(np.broadcast_arrays(left, right), axis=-1).reshape(-1, 2)
-    pairs = pairs[(pairs >= 0).all(axis=1)]
-    pairs = np.sort(pairs, axis=1)
+    parts = []
+    for left, right in ((free, free), (free, pins), (pins, free)):
+        both = np.stack(np.broadcast_arrays(left[a][:, :, None], right[b][:, None, :]),
+                        axis=-1).reshape(-1, 2)
+        parts.append(both[(both >= 0).all(axis=1)])
+    pairs = np.sort(np.concatenate(parts), axis=1)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     return np.unique(pairs, axis=0)
 
@@ -285,7 +298,7 @@ def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F,
         fine, parents, weights = _parents(rest_positions, current, indptr, indices, coarse)
         up = level_mass.copy()
         np.add.at(up, parents.ravel(), (weights * level_mass[fine][:, None]).ravel())
-        coarse_pairs = _coarse_links(indptr, indices, coarse)
+        coarse_pairs = _coarse_links(indptr, indices, coarse, pinned[current])
         if not len(coarse_pairs):
             break
         level_mass = up
