@@ -8,6 +8,9 @@ as the median of the rounds:
 
 * ``tear (incremental)``: :func:`pbdcloth.cloth.tear.tear_edges`: split the points, rebuild
   topology, carry the colors over and color only the new constraints, rebuild the tethers;
+* ``tear with attributes``: the same on a cloth with every point attribute (scales and soft
+  pins) and 100 stitches, then :func:`pbdcloth.cloth.tear.carry_extras` (the copies' attributes,
+  the families' scales, the stitch families);
 * ``model from scratch``: :func:`pbdcloth.cloth.model.build_model` of the torn mesh (topology,
   greedy coloring of every family, tethers): what a full rebuild would cost;
 * ``  of which tethers``: :func:`pbdcloth.cloth.model.build_tethers` alone (Dijkstra in Python,
@@ -39,7 +42,8 @@ from pbdcloth.backends.numpy_backend import NumpyBackend
 from pbdcloth.cloth.mesh import ClothMesh, grid
 from pbdcloth.cloth.model import build_model, build_tethers
 from pbdcloth.cloth.state import ClothState
-from pbdcloth.cloth.tear import tear_edges
+from pbdcloth.cloth.stitches import Stitches
+from pbdcloth.cloth.tear import carry_extras, tear_edges
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -64,6 +68,21 @@ def main() -> int:
     col = n // 2
     line = np.flatnonzero((e[:, 0] % n == col) & (e[:, 1] % n == col) & (e[:, 0] // n < args.cut))
     torn = tear_edges(model, line)
+    k = np.arange(n * n)
+    weight = np.where(k % 97 == 0, 0.5, 0.0)
+    attrs = {"bend_scale": 0.5 + (k % 7) / 7.0, "stretch_scale": 1.0 + (k % 3) / 10.0,
+             "shear_scale": 0.8 + (k % 5) / 20.0, "mass_scale": 1.0 + (k % 4) / 8.0,
+             "pin_weight": weight}
+    rows_a = idx[10:60, 20].ravel()
+    stitched = build_model(mesh, pins, 0.15, attrs,
+                           Stitches(np.stack([np.r_[rows_a, rows_a + 1],
+                                              np.r_[rows_a + 2 * n, rows_a + 2 * n + 1]], 1)))
+
+    def tear_with_attributes() -> None:
+        t = tear_edges(stitched, line)
+        carry_extras(t.model, stitched, t.origin, stitched.stitch_list.index,
+                     stitched.triangle_stitch_list.index)
+
     settings = ClothSettings(substeps=10, iterations=2, tethers=True)
     control = Control(settings, pos[pins], pos[pins])
 
@@ -88,6 +107,7 @@ def main() -> int:
     numpy_backend = NumpyBackend(model)
     rows: dict[str, Callable[[], object]] = {
         "tear (incremental)": lambda: tear_edges(model, line),
+        "tear with attributes": tear_with_attributes,
         "model from scratch": lambda: build_model(torn.model.mesh, torn.model.pinned, 0.15,
                                                   cut=torn.model.topology.cut),
         "  of which tethers": lambda: build_tethers(torn.model.topology, torn.model.pinned,
