@@ -56,6 +56,7 @@ TIERS = {
     "attributes_contact": "physics",
     "tear": "physics",
     "tear_toolbox": "physics",
+    "plasticity": "physics",
     "tear_caches": "pipeline",
     "energy": "physics",
 }

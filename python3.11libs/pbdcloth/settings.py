@@ -412,6 +412,19 @@ class ClothSettings(DeclaredSettings):
         "around a vertex (new points appear; mass and momentum are kept). 0 = never tears; "
         "0.5 tears at 50 % stretch.",
     )
+    plasticity_rate: float = _declare(
+        0.0, kind=KIND_FLOAT, label="Bend Plasticity Rate", group=GROUP_MATERIAL, unit="1/s",
+        minimum=0.0, maximum=1e3,
+        help="Bend plasticity: after each frame of length dt, a hinge bent more than the Plastic "
+        "Threshold away from its rest angle moves its rest angle toward the current angle by "
+        "the excess times 1 - exp(-rate dt), so creases stay. 0 = elastic (never creeps).",
+    )
+    plasticity_threshold: float = _declare(
+        0.2, kind=KIND_FLOAT, label="Plastic Threshold", group=GROUP_MATERIAL, unit="rad",
+        minimum=0.0, maximum=3.14159,
+        help="Bend plasticity: how far [rad] a hinge bends from its rest angle before its rest "
+        "angle creeps (only with a Bend Plasticity Rate above 0).",
+    )
 
     # --- Forces -------------------------------------------------------------------------------
     gravity: Vec3 = _declare(

@@ -28,10 +28,13 @@ from .backends.base import Backend, Control, FrameStats, SimulationDiverged, Sol
 from .backends.numpy_backend import NumpyBackend
 from .cloth.mesh import ClothMesh
 from .cloth.model import ClothModel, build_model
+from .cloth.plasticity import plastic_rest_angles, with_bend_rest
 from .cloth.state import ClothState
 from .cloth.tear import (
     Breakable,
+    bend_rest_in_topology_order,
     broken,
+    carry_bend_rest,
     carry_extras,
     sew_and_break,
     stitch_breakables,
@@ -200,6 +203,9 @@ class ClothSolver:
             self.model = (build_model(m.mesh, m.pinned, value.density, m.point_attributes,
                                       m.stitch_list, m.triangle_stitch_list,
                                       cut=m.topology.cut) if torn else self._untorn)
+            if torn:
+                rest = bend_rest_in_topology_order(m)
+                self.model = with_bend_rest(self.model, rest[self.model.bend.source])
         if value.density != old.density or (value.backend, value.device) != (old.backend,
                                                                             old.device):
             self._backend = make_backend(self.model, value, self._tuning)
@@ -433,6 +439,8 @@ class ClothSolver:
         if self._settings.tear_strain > 0.0 or self.model.stitch_list.watched \
                 or self.model.triangle_stitch_list.watched:
             stats.extra.update(self._tear())
+        if self._settings.plasticity_rate > 0.0:
+            stats.extra["yielded_hinges"] = float(self._yield_hinges(float(dt)))
         self.last_stats = stats
         self.last_frame_seconds = time.perf_counter() - start
         return stats
@@ -488,12 +496,24 @@ class ClothSolver:
                 st, tri = self.model.stitch_list, self.model.triangle_stitch_list
                 model = carry_extras(tear.model, self._untorn, origin, st.index, tri.index,
                                      st.sewn, tri.sewn)
+                model = carry_bend_rest(model, self.model, tear.origin)
                 self._apply_tear(model, tear.origin, tear.pin_rows)
                 torn_edges, new_points = tear.torn_edges, tear.new_particles
         self.torn_edges += torn_edges
         self.broken_stitches += broken_stitches
         return {"torn_edges": float(torn_edges), "new_points": float(new_points),
                 "broken_stitches": float(broken_stitches)}
+
+    def _yield_hinges(self, dt: float) -> int:
+        """Bend plasticity at the end of a frame of ``dt`` [s]
+        (:mod:`pbdcloth.cloth.plasticity`): the number of hinges whose rest angle moved."""
+        s = self._settings
+        found = plastic_rest_angles(self._state.positions, self.model, s.plasticity_threshold,
+                                    s.plasticity_rate, dt)
+        if found is None:
+            return 0
+        self._use_model(with_bend_rest(self.model, found[0]))
+        return found[1]
 
     def _apply_tear(self, model: ClothModel, origin: NDArray[np.intp],
                     pin_rows: NDArray[np.intp]) -> None:

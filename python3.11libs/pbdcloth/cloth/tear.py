@@ -171,6 +171,31 @@ def carry_extras(torn: ClothModel, untorn: ClothModel, origin: I, stitch_index: 
     return dress_model(torn, attrs, st, tri)
 
 
+def bend_rest_in_topology_order(model: ClothModel) -> F:
+    """The bend family's rest angles [rad] in topology order (as ``topology.bend_quads``)."""
+    rest = np.empty(model.bend.count)
+    rest[model.bend.source] = model.bend.rest_angle
+    return rest
+
+
+def carry_bend_rest(torn: ClothModel, previous: ClothModel, origin: I) -> ClothModel:
+    """The torn model with every hinge that was there before the tear keeping its previous
+    rest angle (one that plasticity moved; the others are the same either way). A hinge is
+    known by its shared edge, mapped back through ``origin`` (the previous particle of each)."""
+    if torn.bend.count == 0 or previous.bend.count == 0:
+        return torn
+    base = previous.particle_count
+    old_keys = _quad_keys(previous.bend.quads, base)
+    order = np.argsort(old_keys, kind="stable")
+    old_sorted = old_keys[order]
+    new_keys = _quad_keys(np.asarray(origin, dtype=np.int64)[torn.bend.quads], base)
+    at = np.minimum(np.searchsorted(old_sorted, new_keys), old_sorted.size - 1)
+    found = old_sorted[at] == new_keys
+    rest = torn.bend.rest_angle.copy()
+    rest[found] = previous.bend.rest_angle[order[at[found]]]
+    return replace(torn, bend=replace(torn.bend, rest_angle=rest))
+
+
 def stretch_breakable(model: ClothModel, tear_strain: float) -> Breakable:
     """The mesh edges not torn yet, breaking past ``(1 + tear_strain)`` x rest length."""
     top = model.topology
@@ -375,7 +400,8 @@ def family_colors(model: ClothModel) -> dict[str, I]:
             "bend_colors": _family_colors(model.bend, model.bend.source)}
 
 
-__all__ = ["Breakable", "Tear", "break_stitches", "broken", "carry_extras", "corner_fans",
+__all__ = ["Breakable", "Tear", "bend_rest_in_topology_order", "break_stitches", "broken",
+           "carry_bend_rest", "carry_extras", "corner_fans",
            "family_colors", "follow_triangles", "piece_labels", "sew_and_break",
            "stitch_breakables",
            "stretch_breakable", "tear_edges"]

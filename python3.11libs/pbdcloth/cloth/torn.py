@@ -7,7 +7,8 @@ arrays: ``origin`` (the input point of each particle), ``triangles`` (the torn c
 constraints in topology order (carried from tear to tear, so they depend on the tear's history
 and are stored rather than recomputed) and the rows of the stitches still holding
 (``stitch_index``, ``triangle_stitch_index``) with their sewn flags (``stitch_sewn``,
-``triangle_stitch_sewn``). Rest positions, pins, point attributes and the stitches' particles
+``triangle_stitch_sewn``) and the hinges' rest angles (``bend_rest``, which bend plasticity
+moves). Rest positions, pins, point attributes and the stitches' particles
 follow from ``origin`` (:func:`~pbdcloth.cloth.tear.carry_extras`). Putting
 the arrays back rebuilds the same model bit for bit, so a run resumed from a checkpoint goes on
 exactly as the uninterrupted run; the arrays are checked against the untorn model first
@@ -16,6 +17,7 @@ exactly as the uninterrupted run; the arrays are checked against the untorn mode
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from ..arrays import I
 from .coloring import coloring_of
 from .mesh import ClothMesh, MeshError
 from .model import ClothModel, FamilyColorings, assemble_model
-from .tear import carry_extras, family_colors
+from .tear import bend_rest_in_topology_order, carry_extras, family_colors
 from .topology import build_topology
 
 
@@ -32,7 +34,7 @@ def torn_arrays(model: ClothModel, origin: I, torn_edges: int) -> dict[str, Any]
     """Copies of the arrays that rebuild ``model`` from the untorn one (see the module
     docstring): ``origin``, ``triangles``, ``cut``, ``mass``, ``stretch_colors``,
     ``shear_colors``, ``bend_colors``, ``stitch_index``, ``triangle_stitch_index``,
-    ``stitch_sewn``, ``triangle_stitch_sewn`` and the count ``torn_edges``."""
+    ``stitch_sewn``, ``triangle_stitch_sewn``, ``bend_rest`` and the count ``torn_edges``."""
     return {"origin": np.asarray(origin, dtype=np.int64).copy(),
             "triangles": model.mesh.triangles.astype(np.int64, copy=True),
             "cut": model.topology.cut.copy(), "mass": model.mass.copy(),
@@ -41,7 +43,8 @@ def torn_arrays(model: ClothModel, origin: I, torn_edges: int) -> dict[str, Any]
             "triangle_stitch_index": model.triangle_stitch_list.index.astype(np.int64,
                                                                              copy=True),
             "stitch_sewn": model.stitch_list.sewn.copy(),
-            "triangle_stitch_sewn": model.triangle_stitch_list.sewn.copy()}
+            "triangle_stitch_sewn": model.triangle_stitch_list.sewn.copy(),
+            "bend_rest": bend_rest_in_topology_order(model)}
 
 
 def _array(arrays: dict[str, Any], key: str, dtype: Any, shape: tuple[int, ...]) -> Any:
@@ -111,6 +114,10 @@ def restore_torn(untorn: ClothModel, arrays: object) -> tuple[ClothModel, I, I, 
                               ("triangle_stitch_sewn", rows_tri.size))}
     model = carry_extras(model, untorn, origin, rows_st, rows_tri, sewn["stitch_sewn"],
                          sewn["triangle_stitch_sewn"])
+    if "bend_rest" in arrays:
+        rest = _array(arrays, "bend_rest", float, (top.bend_quads.shape[0],))
+        model = replace(model, bend=replace(model.bend, rest_angle=np.ascontiguousarray(
+            rest[model.bend.source])))
     torn = int(np.asarray(arrays.get("torn_edges", 0)))
     return model, origin.astype(np.intp), rows, torn
 
