@@ -76,6 +76,7 @@ def test_a_topology_change_of_the_collision_polygons_is_a_node_error_naming_the_
         node._cook(6, sops.cook_solver)
 
 
+@pytest.mark.slow  # about 10 s: CI runs it (./scripts/test.sh --all)
 def test_a_vdb_whose_voxels_change_becomes_a_level_set_sequence(hou) -> None:  # type: ignore
     """A VDB sphere that grows every frame (its voxels change, as VDB from Polygons of a
     deforming character per frame gives): the solver reads its level set every frame and blends

@@ -324,6 +324,7 @@ def _moving_vdb(frame: float) -> hou_double.VDB:
                           base._background)
 
 
+@pytest.mark.slow  # about 10 s: CI runs it (./scripts/test.sh --all)
 def test_resuming_from_a_cached_frame_restores_colliders_and_pins(hou) -> None:
     """Frame 41 after the live state went back to frame 5 resumes from cached frame 40: the
     VDB collider's pose and the pins' targets of frame 40 come back with it."""

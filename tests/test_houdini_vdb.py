@@ -157,6 +157,7 @@ def test_solver_collides_with_a_vdb_sphere_like_the_headless_core(hou) -> None: 
     assert p[:, 1].min() < center[1]  # the cloth draped over the sides, not stuck on top
 
 
+@pytest.mark.slow  # about 10 s: CI runs it (./scripts/test.sh --all)
 def test_an_animated_vdb_moves_its_collider_rigidly(hou) -> None:  # type: ignore
     """A VDB sphere sliding along x under a pinned-free cloth: the collider follows each frame."""
     pytest.importorskip("pbdcloth.colliders.sdf", reason="SdfCollider (issue 4) not merged yet")
