@@ -29,6 +29,7 @@ still closing from a layout gap neither stretches nor breaks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -72,8 +73,42 @@ class Stitches:
     compliance: ArrayLike = 0.0
 
 
+class _StitchRows:
+    """What both stitch lists share: break lengths, compliances, sewn flags, and the frame-end
+    measures on them (each list says where its two ends are, :meth:`ends`)."""
+
+    rest: F
+    break_length: F
+    compliance: F
+    sewn: B
+
+    def ends(self, positions: F) -> tuple[F, F]:
+        raise NotImplementedError
+
+    @property
+    def breakable(self) -> bool:
+        """True when some stitch has a finite break length."""
+        return bool(np.isfinite(self.break_length).any())
+
+    @property
+    def watched(self) -> bool:
+        """True when frame ends must measure the stitches: one can break or is compliant and
+        not sewn yet."""
+        return self.breakable or bool((~self.sewn & (self.compliance > 0.0)).any())
+
+    def sew(self: _Rows, positions: F) -> _Rows:
+        """The list with every stitch within :data:`SEWN_GAP` of its rest length at
+        ``positions`` marked sewn (once sewn, always sewn)."""
+        a, b = self.ends(positions)
+        sewn = self.sewn | (np.sqrt(((a - b) ** 2).sum(axis=1)) <= self.rest + SEWN_GAP)
+        return replace(self, sewn=sewn)  # type: ignore[type-var]  # subclasses are dataclasses
+
+
+_Rows = TypeVar("_Rows", bound=_StitchRows)
+
+
 @dataclass(frozen=True)
-class StitchList:
+class StitchList(_StitchRows):
     """Validated point-pair stitches in the order given (the ones still holding).
 
     Attributes:
@@ -98,17 +133,6 @@ class StitchList:
     def count(self) -> int:
         return int(self.pairs.shape[0])
 
-    @property
-    def breakable(self) -> bool:
-        """True when some stitch has a finite break length."""
-        return bool(np.isfinite(self.break_length).any())
-
-    @property
-    def watched(self) -> bool:
-        """True when frame ends must measure the stitches: one can break or is compliant and
-        not sewn yet."""
-        return self.breakable or bool((~self.sewn & (self.compliance > 0.0)).any())
-
     def take(self, rows: I64) -> StitchList:
         """The stitches at ``rows`` (of this list), in that order."""
         return replace(self, pairs=self.pairs[rows], rest=self.rest[rows],
@@ -118,13 +142,6 @@ class StitchList:
     def ends(self, positions: F) -> tuple[F, F]:
         """The two ends of each stitch at ``positions`` (N, 3), each (K, 3)."""
         return positions[self.pairs[:, 0]], positions[self.pairs[:, 1]]
-
-    def sew(self, positions: F) -> StitchList:
-        """The list with every stitch within :data:`SEWN_GAP` of its rest length at
-        ``positions`` marked sewn (once sewn, always sewn)."""
-        a, b = self.ends(positions)
-        length = np.sqrt(((a - b) ** 2).sum(axis=1))
-        return replace(self, sewn=self.sewn | (length <= self.rest + SEWN_GAP))
 
 
 def _indices(value: object, what: str) -> I64:
@@ -265,7 +282,7 @@ class TriangleStitches:
 
 
 @dataclass(frozen=True)
-class TriangleStitchList:
+class TriangleStitchList(_StitchRows):
     """Validated point-to-triangle stitches in the order given (the ones still holding).
 
     Attributes:
@@ -292,16 +309,6 @@ class TriangleStitchList:
     def count(self) -> int:
         return int(self.members.shape[0])
 
-    @property
-    def breakable(self) -> bool:
-        """True when some stitch has a finite break length."""
-        return bool(np.isfinite(self.break_length).any())
-
-    @property
-    def watched(self) -> bool:
-        """True when frame ends must measure the stitches (see :attr:`StitchList.watched`)."""
-        return self.breakable or bool((~self.sewn & (self.compliance > 0.0)).any())
-
     def take(self, rows: I64) -> TriangleStitchList:
         """The stitches at ``rows`` (of this list), in that order."""
         return replace(self, members=self.members[rows], barycentric=self.barycentric[rows],
@@ -317,13 +324,6 @@ class TriangleStitchList:
         """Each stitch's point and its barycentric point of the triangle, each (K, 3)."""
         corners = positions[self.members[:, 1:]]
         return positions[self.members[:, 0]], (corners * self.barycentric[:, :, None]).sum(1)
-
-    def sew(self, positions: F) -> TriangleStitchList:
-        """The list with every stitch within :data:`SEWN_GAP` of its rest length marked
-        sewn."""
-        a, b = self.ends(positions)
-        length = np.sqrt(((a - b) ** 2).sum(axis=1))
-        return replace(self, sewn=self.sewn | (length <= self.rest + SEWN_GAP))
 
 
 def no_triangle_stitches() -> TriangleStitchList:
