@@ -348,9 +348,9 @@ class ClothSolver:
         ``velocities`` (N, 3), ``pin_start``, ``pin_end`` (P, 3), ``frame`` and ``time``.
 
         With soft pins also ``soft_start``, ``soft_end`` (S, 3). Colliders are controls, not
-        state: whoever animates them restores their poses. A torn cloth (or one with broken
-        stitches) adds ``torn``: the arrays that rebuild its model exactly
-        (:func:`~pbdcloth.cloth.torn.torn_arrays`).
+        state: whoever animates them restores their poses. A cloth whose model changed (a
+        tear, stitches sewn or broken, plastic rest angles) adds ``torn``: the arrays that
+        rebuild its model exactly (:func:`~pbdcloth.cloth.torn.torn_arrays`).
         """
         s = self._state
         out: dict[str, Any] = {
@@ -454,8 +454,8 @@ class ClothSolver:
 
     @property
     def _changed(self) -> bool:
-        """True once the model is no longer the one the cloth was built with (a tear or a
-        broken stitch)."""
+        """True once the model is no longer the one the cloth was built with (a tear, a stitch
+        sewn or broken, a hinge's rest angle moved by plasticity)."""
         return self.model is not self._untorn
 
     @property
