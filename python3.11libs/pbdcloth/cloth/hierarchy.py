@@ -156,7 +156,8 @@ def _rep_table(owner: I, rep: I, n: int) -> I:
 
 
 def _coarse_links(indptr: I, indices: I, coarse: np.ndarray, pinned: np.ndarray) -> I:
-    """Pairs (a < b) of coarse vertices, not both pinned, that span a vertex or an edge of the
+    """Pairs (a < b) of coarse vertices, not both ``pinned`` (held: the pins and the particles
+    :func:`build_hierarchy` is told to keep), that span a vertex or an edge of the
     graph: for every vertex v and every edge (u, v), each coarse representative of u with each
     of v, where a coarse vertex represents itself and a fine one its coarse neighbours.
 
@@ -272,7 +273,7 @@ def rest_normals(positions: F, normals: F, edges: I, boundary_edges: I) -> F:
 
 
 def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F,
-                    normals: F | None = None) -> Hierarchy:
+                    normals: F | None = None, keep: np.ndarray | None = None) -> Hierarchy:
     """The coarse levels of a cloth (see the module docstring).
 
     Args:
@@ -282,9 +283,16 @@ def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F,
         inv_mass: inverse masses (N,), 0 for pinned particles.
         normals: unit vertex normals of the rest shape (N, 3), for the coarse rest distances
             over the surface (:func:`surface_distance`); ``None``: chords.
+        keep: particles held on every level like the pins, (N,) booleans, or None: a torn
+            cloth's particles on torn edges (``edges`` leaves the torn edges out). A held
+            particle is never a fine one and no link joins two held particles, so no coarse
+            link runs from one side of a crack to the other: a chord across an opening crack
+            (zero for two copies of one point) would pull it shut, and did, flinging debris at
+            40 m/s in the tear scene.
     """
     n = len(rest_positions)
     pinned = inv_mass == 0.0
+    held = pinned if keep is None else pinned | keep
     current = np.arange(n)
     pairs = np.asarray(edges, dtype=np.int64)  # in indices of ``current``
     level_mass = np.asarray(mass, dtype=np.float64).copy()
@@ -292,13 +300,13 @@ def build_hierarchy(rest_positions: F, edges: I, mass: F, inv_mass: F,
     while len(current) >= MIN_LEVEL_PARTICLES and len(pairs):
         m = len(current)
         indptr, indices = _csr(pairs, m)
-        coarse = independent_set(indptr, indices, pinned[current])
+        coarse = independent_set(indptr, indices, held[current])
         if coarse.all() or not coarse.any():
             break
         fine, parents, weights = _parents(rest_positions, current, indptr, indices, coarse)
         up = level_mass.copy()
         np.add.at(up, parents.ravel(), (weights * level_mass[fine][:, None]).ravel())
-        coarse_pairs = _coarse_links(indptr, indices, coarse, pinned[current])
+        coarse_pairs = _coarse_links(indptr, indices, coarse, held[current])
         if not len(coarse_pairs):
             break
         level_mass = up

@@ -445,12 +445,23 @@ def assemble_model(mesh: ClothMesh, topology: Topology, mass: FloatArray, pins: 
     model = ClothModel(
         mesh=mesh, topology=topology, mass=mass, inv_mass=inv_mass, pinned=pins,
         stretch=stretch, shear=shear, bend=bend, tethers=build_tethers(topology, pins, n),
-        hierarchy=build_hierarchy(mesh.positions, topology.edges, mass, inv_mass,
+        hierarchy=build_hierarchy(mesh.positions, topology.edges[~topology.edge_cut], mass,
+                                  inv_mass,
                                   rest_normals(mesh.positions,
                                                vertex_normals(mesh.positions, mesh.triangles),
-                                               topology.edges, topology.boundary_edges)),
+                                               topology.edges, topology.boundary_edges),
+                                  keep=_on_torn_edges(topology, n)),
     )
     return model
+
+
+def _on_torn_edges(topology: Topology, n: int) -> NDArray[np.bool_] | None:
+    """The particles at the ends of torn edges, (N,) booleans; None on a cloth never torn."""
+    if not topology.edge_cut.any():
+        return None
+    out = np.zeros(n, dtype=bool)
+    out[topology.edges[topology.edge_cut].reshape(-1)] = True
+    return out
 
 
 def _triangle_stitch_family(stitches: TriangleStitchList,
