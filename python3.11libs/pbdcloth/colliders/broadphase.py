@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F, I
+from ..selfcollision.lists import row_runs
 
 __all__ = ["BoxGrid", "PairList"]
 
@@ -159,25 +160,7 @@ class BoxGrid:
         """(query, small box) pairs from the sorted rows."""
         assert self.axes is not None
         s, u, w = self.axes
-        o = self.origin
-        qlo = lo - self.reach[:, None]
-        qhi = hi + self.reach[:, None]
-        cu0 = np.clip(np.floor((qlo[u] - o[u]) * self.inv), 0, self.nu - 1).astype(np.int64)
-        cu1 = np.clip(np.floor((qhi[u] - o[u]) * self.inv), -1, self.nu - 1).astype(np.int64)
-        cw0 = np.clip(np.floor((qlo[w] - o[w]) * self.inv), 0, self.nw - 1).astype(np.int64)
-        cw1 = np.clip(np.floor((qhi[w] - o[w]) * self.inv), -1, self.nw - 1).astype(np.int64)
-        nw = np.maximum(cw1 - cw0 + 1, 0)
-        per_box = np.maximum(cu1 - cu0 + 1, 0) * nw
-        box = np.repeat(np.arange(lo.shape[1], dtype=np.intp), per_box)
-        local = np.arange(box.size, dtype=np.int64) - np.repeat(np.cumsum(per_box) - per_box,
-                                                                per_box)
-        nwb = nw.take(box)
-        base = ((cu0.take(box) + local // nwb) * self.nw + (cw0.take(box) + local % nwb)
-                ) * self.width
-        x0 = np.maximum(qlo[s] - o[s], 0.0).take(box)
-        x1 = np.minimum(qhi[s] - o[s], self.width - 1.0).take(box)
-        start = np.searchsorted(self.comp, base + x0, "left")
-        stop = np.searchsorted(self.comp, base + x1, "right")
+        box, start, stop = row_runs(self, lo, hi, self.reach)
         count = np.maximum(stop - start, 0)
         pair_q = np.repeat(box, count)
         offs = np.arange(pair_q.size, dtype=np.int64) - np.repeat(

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -62,8 +63,8 @@ from .geometry import (
 from .stats import SelfCollisionStats
 from .tuning import SelfCollisionTuning
 
-__all__ = ["CandidateLists", "EdgeBoxes", "Exclusions", "SweepGrid", "TriangleBoxes",
-           "list_radii"]
+__all__ = ["CandidateLists", "EdgeBoxes", "Exclusions", "SortedRows", "SweepGrid",
+           "TriangleBoxes", "list_radii", "row_runs"]
 
 
 def list_radii(thickness: float, clamp: float, tuning: SelfCollisionTuning,
@@ -81,6 +82,50 @@ def list_radii(thickness: float, clamp: float, tuning: SelfCollisionTuning,
     if gap is not None:
         radius = max(radius, min(tuning.gap_fraction * gap, r + tuning.max_skin * thickness))
     return r, radius - r
+
+
+class SortedRows(Protocol):
+    """A grid of rows of sorted composite keys (:class:`SweepGrid`, and the colliders' box
+    grid): sweep and row axes, origin [m], 1 / cell size [1/m], rows along u and w, the key
+    width W and the keys ``row * W + (x_s - origin_s)`` in sorted order."""
+
+    @property
+    def axes(self) -> tuple[int, int, int] | None: ...
+    origin: F
+    inv: float
+    nu: int
+    nw: int
+    width: float
+    comp: F
+
+
+def row_runs(grid: SortedRows, lo: F, hi: F, reach: F) -> tuple[I, I, I]:
+    """The rows each box ``[lo - reach, hi + reach]`` ((3, B) [m], ``reach`` (3,)) overlaps,
+    and in each the run of the grid's sorted keys within its extent along the sweep axis:
+    (box (R,), start (R,), stop (R,)), a run being ``comp[start:stop]`` (empty where stop <=
+    start), ordered by box, then row."""
+    assert grid.axes is not None
+    s, u, w = grid.axes
+    o = grid.origin
+    qlo = lo - reach[:, None]
+    qhi = hi + reach[:, None]
+    cu0 = np.clip(np.floor((qlo[u] - o[u]) * grid.inv), 0, grid.nu - 1).astype(np.int64)
+    cu1 = np.clip(np.floor((qhi[u] - o[u]) * grid.inv), -1, grid.nu - 1).astype(np.int64)
+    cw0 = np.clip(np.floor((qlo[w] - o[w]) * grid.inv), 0, grid.nw - 1).astype(np.int64)
+    cw1 = np.clip(np.floor((qhi[w] - o[w]) * grid.inv), -1, grid.nw - 1).astype(np.int64)
+    nw = np.maximum(cw1 - cw0 + 1, 0)
+    per_box = np.maximum(cu1 - cu0 + 1, 0) * nw
+    box = np.repeat(np.arange(lo.shape[1], dtype=np.intp), per_box)
+    local = np.arange(box.size, dtype=np.int64) - np.repeat(np.cumsum(per_box) - per_box,
+                                                            per_box)
+    nwb = nw.take(box)
+    base = ((cu0.take(box) + local // nwb) * grid.nw + (cw0.take(box) + local % nwb)
+            ) * grid.width
+    x0 = np.maximum(qlo[s] - o[s], 0.0).take(box)
+    x1 = np.minimum(qhi[s] - o[s], grid.width - 1.0).take(box)
+    start = np.searchsorted(grid.comp, base + x0, "left")
+    stop = np.searchsorted(grid.comp, base + x1, "right")
+    return box, start, stop
 
 
 class SweepGrid:
@@ -138,26 +183,8 @@ class SweepGrid:
         point in the sorted order (halving the work).
         """
         s, u, w = self.axes
-        o = self.origin
         reach = np.zeros(3) if pad is None else pad.max(axis=1)
-        qlo = lo - reach[:, None]
-        qhi = hi + reach[:, None]
-        cu0 = np.clip(np.floor((qlo[u] - o[u]) * self.inv), 0, self.nu - 1).astype(np.int64)
-        cu1 = np.clip(np.floor((qhi[u] - o[u]) * self.inv), -1, self.nu - 1).astype(np.int64)
-        cw0 = np.clip(np.floor((qlo[w] - o[w]) * self.inv), 0, self.nw - 1).astype(np.int64)
-        cw1 = np.clip(np.floor((qhi[w] - o[w]) * self.inv), -1, self.nw - 1).astype(np.int64)
-        nw = np.maximum(cw1 - cw0 + 1, 0)
-        per_box = np.maximum(cu1 - cu0 + 1, 0) * nw
-        box = np.repeat(np.arange(lo.shape[1], dtype=np.intp), per_box)
-        local = np.arange(box.size, dtype=np.int64) - np.repeat(np.cumsum(per_box) - per_box,
-                                                                per_box)
-        nwb = nw.take(box)
-        base = ((cu0.take(box) + local // nwb) * self.nw + (cw0.take(box) + local % nwb)
-                ) * self.width
-        x0 = np.maximum(qlo[s] - o[s], 0.0).take(box)
-        x1 = np.minimum(qhi[s] - o[s], self.width - 1.0).take(box)
-        start = np.searchsorted(self.comp, base + x0, "left")
-        stop = np.searchsorted(self.comp, base + x1, "right")
+        box, start, stop = row_runs(self, lo, hi, reach)
         if symmetric:
             start = np.maximum(start, self.rank.take(box) + 1)
         count = np.maximum(stop - start, 0)
