@@ -237,8 +237,7 @@ def corner_fans(triangles: I, cut: B,
     triangles linked by un-torn shared edges around that vertex join them. Returns, for each
     corner, the lowest corner index of its fan, shape (3 T,).
 
-    Connected components by label propagation over the corner links, with pointer jumping
-    (each round also takes the label of the label), in whole-array steps. ``use``: the
+    Connected components of the corner links (:func:`piece_labels`). ``use``: the
     :func:`~pbdcloth.cloth.topology.edge_use` of ``triangles`` when already at hand.
     """
     edges, counts, edge_of = use if use is not None else edge_use(triangles)
@@ -253,18 +252,8 @@ def corner_fans(triangles: I, cut: B,
     same = flat[h1] == flat[h0]  # both triangles list the edge in the same direction
     a1 = np.where(same, h1, n1)
     b1 = np.where(same, n1, h1)
-    l0 = np.concatenate([h0, n0])
-    l1 = np.concatenate([a1, b1])
-    label = np.arange(flat.shape[0], dtype=np.int64)
-    while True:
-        low = np.minimum(label[l0], label[l1])
-        nxt = label.copy()
-        np.minimum.at(nxt, l0, low)
-        np.minimum.at(nxt, l1, low)
-        nxt = nxt[nxt]
-        if np.array_equal(nxt, label):
-            return label
-        label = nxt
+    links = np.stack([np.concatenate([h0, n0]), np.concatenate([a1, b1])], axis=1)
+    return piece_labels(links, flat.shape[0])
 
 
 def _family_colors(family: _ColoredFamily, source: I) -> I:
@@ -376,7 +365,10 @@ def tear_edges(model: ClothModel, edges: I) -> Tear:
 
 def piece_labels(edges: I, particle_count: int) -> I:
     """The connected piece of every particle over ``edges`` (E, 2): the lowest particle index
-    of its piece, shape (N,); ``np.unique(labels).size`` counts the pieces a tear left."""
+    of its piece, shape (N,); ``np.unique(labels).size`` counts the pieces a tear left.
+
+    Label propagation over the edges with pointer jumping (each round also takes the label of
+    the label), in whole-array steps."""
     label = np.arange(particle_count, dtype=np.int64)
     if edges.shape[0] == 0:
         return label
