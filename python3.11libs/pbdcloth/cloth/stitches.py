@@ -28,7 +28,7 @@ still closing from a layout gap neither stretches nor breaks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TypeVar
 
 import numpy as np
@@ -96,6 +96,13 @@ class _StitchRows:
         not sewn yet."""
         return self.breakable or bool((~self.sewn & (self.compliance > 0.0)).any())
 
+    def take(self: _Rows, rows: I64) -> _Rows:
+        """The stitches at ``rows`` (of this list), in that order: every per-stitch array
+        field taken at ``rows``."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+        picked = {k: v[rows] for k, v in values.items() if isinstance(v, np.ndarray)}
+        return replace(self, **picked)  # type: ignore[type-var]  # subclasses are dataclasses
+
     def sew(self: _Rows, positions: F) -> _Rows:
         """The list with every stitch within :data:`SEWN_GAP` of its rest length at
         ``positions`` marked sewn (once sewn, always sewn)."""
@@ -133,12 +140,6 @@ class StitchList(_StitchRows):
     def count(self) -> int:
         return int(self.pairs.shape[0])
 
-    def take(self, rows: I64) -> StitchList:
-        """The stitches at ``rows`` (of this list), in that order."""
-        return replace(self, pairs=self.pairs[rows], rest=self.rest[rows],
-                       break_length=self.break_length[rows], index=self.index[rows],
-                       compliance=self.compliance[rows], sewn=self.sewn[rows])
-
     def ends(self, positions: F) -> tuple[F, F]:
         """The two ends of each stitch at ``positions`` (N, 3), each (K, 3)."""
         return positions[self.pairs[:, 0]], positions[self.pairs[:, 1]]
@@ -151,14 +152,21 @@ def _indices(value: object, what: str) -> I64:
     return arr.astype(np.int64)
 
 
-def _break_lengths(value: object, k: int) -> F:
-    """(K,) break lengths [m] from one number or one per stitch: > 0, ``inf`` allowed."""
-    arr = real_array(value, "stitch break lengths", StitchError, finite=False)
+def _per_stitch(value: object, what: str, k: int, finite: bool = True) -> F:
+    """(K,) float64 values from one number or one per stitch, or a :class:`StitchError`
+    naming ``what``."""
+    arr = real_array(value, what, StitchError, finite=finite)
     if arr.ndim == 0:
         arr = np.full(k, float(arr))
     if arr.shape != (k,):
-        raise StitchError(f"stitch break lengths must be one number or one per stitch ({k},), "
-                          f"got shape {arr.shape}")
+        raise StitchError(f"{what} must be one number or one per stitch ({k},), got shape "
+                          f"{arr.shape}")
+    return arr
+
+
+def _break_lengths(value: object, k: int) -> F:
+    """(K,) break lengths [m] from one number or one per stitch: > 0, ``inf`` allowed."""
+    arr = _per_stitch(value, "stitch break lengths", k, finite=False)
     with np.errstate(invalid="ignore"):
         bad = np.flatnonzero(np.isnan(arr) | ~(arr > 0.0))
     if bad.size:
@@ -169,12 +177,7 @@ def _break_lengths(value: object, k: int) -> F:
 
 def _compliances(value: object, k: int) -> F:
     """(K,) stitch compliances [m/N] from one number or one per stitch."""
-    arr = real_array(value, "stitch compliances", StitchError)
-    if arr.ndim == 0:
-        arr = np.full(k, float(arr))
-    if arr.shape != (k,):
-        raise StitchError(f"stitch compliances must be one number or one per stitch ({k},), "
-                          f"got shape {arr.shape}")
+    arr = _per_stitch(value, "stitch compliances", k)
     bad = np.flatnonzero((arr < 0.0) | (arr > MAX_STITCH_COMPLIANCE))
     if bad.size:
         raise StitchError(f"stitch compliances must be within [0, {MAX_STITCH_COMPLIANCE:g}] "
@@ -217,12 +220,7 @@ def validate_stitches(stitches: object, particle_count: int) -> StitchList:
         rest = rows[:, 2] if rows.shape[1] == 3 else 0.0
     pairs = pairs.reshape(-1, 2) if pairs.size else np.zeros((0, 2), dtype=np.int64)
     k = pairs.shape[0]
-    rest_arr = real_array(rest, "stitch rest lengths", StitchError)
-    if rest_arr.ndim == 0:
-        rest_arr = np.full(k, float(rest_arr))
-    if rest_arr.shape != (k,):
-        raise StitchError(f"stitch rest lengths must have one value per stitch ({k},), got "
-                          f"shape {rest_arr.shape}")
+    rest_arr = _per_stitch(rest, "stitch rest lengths", k)
     outside = np.flatnonzero(((pairs < 0) | (pairs >= particle_count)).any(axis=1))
     if outside.size:
         s = int(outside[0])
@@ -308,13 +306,6 @@ class TriangleStitchList(_StitchRows):
     @property
     def count(self) -> int:
         return int(self.members.shape[0])
-
-    def take(self, rows: I64) -> TriangleStitchList:
-        """The stitches at ``rows`` (of this list), in that order."""
-        return replace(self, members=self.members[rows], barycentric=self.barycentric[rows],
-                       rest=self.rest[rows], break_length=self.break_length[rows],
-                       index=self.index[rows], compliance=self.compliance[rows],
-                       sewn=self.sewn[rows])
 
     def with_members(self, members: I64) -> TriangleStitchList:
         """The same stitches on other particles (a torn cloth's copies of the corners)."""
