@@ -36,6 +36,7 @@ TIERS = {
     "springs": "physics",
     "warp": "parity",
     "warp_selfcollision": "parity",
+    "warp_meshcollider": "parity",
     "parity": "parity",
     "io": "pipeline",
     "cli": "pipeline",

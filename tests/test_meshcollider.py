@@ -88,6 +88,14 @@ def record_substeps(solver: ClothSolver) -> list[np.ndarray]:
     return states
 
 
+def substep_runner(backend: str, n_sub: int) -> tuple[int, int]:
+    """How a test sees every substep: (substeps per step, steps per frame). numpy: ``n_sub``
+    substeps per frame, each recorded (:func:`record_substeps`); Warp runs a whole frame on the
+    device, so there one step of 1 substep is one substep (1 / (fps n_sub) s: the same h, and
+    the collider's frames are given at n_sub times the rate)."""
+    return (n_sub, 1) if backend == "numpy" else (1, n_sub)
+
+
 def box_triangles(center, half):  # type: ignore[no-untyped-def]
     v, quads = box_mesh(center, half)
     return v, np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
@@ -166,35 +174,40 @@ def test_bad_meshes_and_frames_are_refused_naming_the_problem() -> None:
 
 
 # --- Must show: a limb sweeping through a hanging cloth -------------------------------------
-def _sweep(colliders_on: bool, frames: int = 7) -> tuple[int, int, float]:
+def _sweep(colliders_on: bool, frames: int = 7, backend: str = "numpy"
+           ) -> tuple[int, int, float]:
     """A capsule-like limb mesh (radius 5 cm) sweeps at 3 m/s through a hanging 0.8 m sheet
     (10 substeps at 24 fps: 12.5 mm per substep, three thicknesses of 4 mm). Returns the cloth
     vertices found inside the limb and the limb vertex path crossings, over every substep end,
     and how far the cloth was carried [m]."""
     cv, ct = capsule_mesh((0, 0.55, 0), (0, 0.95, 0), 0.05, segments=16, rings=4)
     speed, n_sub = 3.0, 10
+    per_step, steps = substep_runner(backend, n_sub)
 
-    def limb(k: int) -> np.ndarray:
-        return cv + np.array([0.0, 0.0, -0.15 + speed * k / FPS])
+    def limb(k: float) -> np.ndarray:
+        return cv + np.array([0.0, 0.0, -0.15 + speed * k / (FPS * steps)])
 
     pos, tris = grid(31, 31, 0.8, 0.8, plane="xy", origin=(-0.4, 1.2, 0.0))
     top = np.flatnonzero(pos[:, 1] > 1.2 - 1e-9)
-    s = ClothSettings(substeps=n_sub, iterations=6, thickness=0.004, friction=0.0,
+    s = ClothSettings(substeps=per_step, iterations=6, thickness=0.004, friction=0.0,
                       static_friction=0.0, model="xpbd", stretch_compliance=1e-8,
                       shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
-                      self_collision=False, backend="numpy")
+                      self_collision=False, backend=backend)
     cols = [MeshCollider(None, ct, frames=limb, name="limb")] if colliders_on else []
     solver = ClothSolver(pos, tris, pinned=top, settings=s, colliders=cols)
-    states = record_substeps(solver)
+    assert solver.backend.name == backend
+    states = record_substeps(solver) if backend == "numpy" else []
     inside = crossings = 0
     x_prev = pos.copy()
-    for f in range(1, frames + 1):
+    for f in range(1, frames * steps + 1):
         states.clear()
-        solver.step(1.0 / FPS)
-        assert len(states) == n_sub
+        solver.step(1.0 / (FPS * steps))
+        if backend != "numpy":
+            states.append(solver.positions)
+        assert len(states) == per_step
         for k, x in enumerate(states):
-            q0 = limb(f - 1) + (k / n_sub) * (limb(f) - limb(f - 1))
-            q1 = limb(f - 1) + ((k + 1) / n_sub) * (limb(f) - limb(f - 1))
+            q0 = limb(f - 1) + (k / per_step) * (limb(f) - limb(f - 1))
+            q1 = limb(f - 1) + ((k + 1) / per_step) * (limb(f) - limb(f - 1))
             inside += int((np.abs(winding_numbers(x, q1, ct)) > 0.5).sum())
             crossings += path_hits(q0, q1, x_prev, x, tris)
             x_prev = x
@@ -215,7 +228,8 @@ def test_the_sweep_checks_find_a_limb_that_nobody_stops() -> None:
 
 
 # --- Must show: a spike under a sheet -------------------------------------------------------
-def _spike(monkeypatch: pytest.MonkeyPatch | None) -> tuple[float, int]:
+def _spike(monkeypatch: pytest.MonkeyPatch | None, backend: str = "numpy"
+           ) -> tuple[float, int]:
     """A cone (base radius 1 cm, far below the sheet's 5 cm edges) pushed up at 1 m/s for a
     quarter of a second under a sheet pinned along its border (its tip 12 cm above the sheet's
     plane at the end), then held for 10 frames, its tip under a cloth triangle, away from the
@@ -232,34 +246,40 @@ def _spike(monkeypatch: pytest.MonkeyPatch | None) -> tuple[float, int]:
     cone_t = np.array([[k, (k + 1) % ring, ring] for k in range(ring)]
                       + [[(k + 1) % ring, k, ring + 1] for k in range(ring)])
 
-    def spike(k: int) -> np.ndarray:
-        return cone + np.array([0.0, 0.25 + min(k, 6) / FPS, 0.0])
+    per_step, steps = substep_runner(backend, 10)
 
-    s = ClothSettings(substeps=10, iterations=6, thickness=0.004, friction=0.0,
+    def spike(k: float) -> np.ndarray:
+        return cone + np.array([0.0, 0.25 + min(k / steps, 6) / FPS, 0.0])
+
+    s = ClothSettings(substeps=per_step, iterations=6, thickness=0.004, friction=0.0,
                       static_friction=0.0, model="xpbd", stretch_compliance=1e-7,
                       shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
-                      self_collision=False, backend="numpy")
+                      self_collision=False, backend=backend)
     if monkeypatch is not None:
         monkeypatch.setattr(mesh_contact, "project_collider_vertices", lambda *a, **k: 0)
         import pbdcloth.colliders.mesh as mesh_module
         monkeypatch.setattr(mesh_module, "project_collider_vertices", lambda *a, **k: 0)
     solver = ClothSolver(pos, tris, pinned=border, settings=s,
                          colliders=[MeshCollider(None, cone_t, frames=spike)])
-    states = record_substeps(solver)
+    assert solver.backend.name == backend
+    states = record_substeps(solver) if backend == "numpy" else []
     crossings = 0
     x_prev = pos.copy()
     tip = ring
-    for f in range(1, 17):
+    for f in range(1, 16 * steps + 1):
         states.clear()
-        solver.step(1.0 / FPS)
+        solver.step(1.0 / (FPS * steps))
+        if backend != "numpy":
+            states.append(solver.positions)
         for k, x in enumerate(states):
-            q0 = spike(f - 1)[tip:tip + 1] + (k / 10) * (spike(f) - spike(f - 1))[tip:tip + 1]
-            q1 = spike(f - 1)[tip:tip + 1] + ((k + 1) / 10) * (spike(f) - spike(f - 1))[tip:tip + 1]
+            d = (spike(f) - spike(f - 1))[tip:tip + 1]
+            q0 = spike(f - 1)[tip:tip + 1] + (k / per_step) * d
+            q1 = spike(f - 1)[tip:tip + 1] + ((k + 1) / per_step) * d
             crossings += path_hits(q0, q1, x_prev, x, tris)
             x_prev = x
     x = solver.positions
     # Height of the sheet over the tip: the triangles whose xz projection holds the tip.
-    tip_end = spike(16)[tip]
+    tip_end = spike(16 * steps)[tip]
     a, b, c = (x[tris[:, k]][:, [0, 2]] for k in range(3))
     p = tip_end[[0, 2]]
     det = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
@@ -283,7 +303,7 @@ def test_without_collider_vertices_against_cloth_triangles_the_spike_pierces(
 
 
 # --- Must show: friction on a moving platform -----------------------------------------------
-def _platform(mu: float) -> tuple[float, float]:
+def _platform(mu: float, backend: str = "numpy") -> tuple[float, float]:
     """A 0.2 m cloth patch rests on a 2 m box platform; after 12 frames at rest the platform
     accelerates at 0.5 m/s^2 for 1 s to 0.5 m/s and keeps that speed for 1 s. Within a frame
     the platform moves linearly (as every mesh collider does), so its speed jumps by
@@ -304,9 +324,10 @@ def _platform(mu: float) -> tuple[float, float]:
     s = ClothSettings(substeps=10, iterations=2, thickness=0.004, friction=mu,
                       static_friction=mu, model="xpbd", stretch_compliance=1e-7,
                       shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
-                      restitution=0.0, self_collision=False, backend="numpy")
+                      restitution=0.0, self_collision=False, backend=backend)
     solver = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(None, pt,
                                                                           frames=platform)])
+    assert solver.backend.name == backend
     for _ in range(12):
         solver.step(1.0 / FPS)
     start = solver.positions[:, 0].mean()
@@ -329,7 +350,8 @@ def test_without_friction_the_platform_slides_out_under_the_patch() -> None:
 
 
 # --- Must show: the skirt on the walking body -----------------------------------------------
-def _skirt_inside(frames: int, body_collides: bool, coarse: bool) -> list[int]:
+def _skirt_inside(frames: int, body_collides: bool, coarse: bool, backend: str = "numpy"
+                  ) -> list[int]:
     """Cloth vertices inside the walking body (winding number > 1/2) at every frame end."""
     from pbdcloth.scenes.cloth import skirt_scene
     from pbdcloth.scenes.walker import WalkingBody
@@ -339,7 +361,7 @@ def _skirt_inside(frames: int, body_collides: bool, coarse: bool) -> list[int]:
         model="xpbd", substeps=10, iterations=3, density=0.2, stretch_compliance=1e-7,
         shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
         tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
-        self_collision=False, backend="numpy")
+        self_collision=False, backend=backend)
     scene = skirt_scene(frames=frames, settings=settings, body_collides=body_collides, **size)
     body = WalkingBody(segments=size.get("body_segments", 32), rings=size.get("body_rings", 24))
     solver = scene.make_solver()
@@ -603,18 +625,6 @@ def test_a_mesh_sequence_run_resumes_bit_identically(tmp_path) -> None:  # type:
     for k in range(1, 13):
         name = f"cloth.{k:04d}.obj"
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
-
-
-def test_the_warp_backend_refuses_mesh_colliders_clearly() -> None:
-    pytest.importorskip("warp")
-    from pbdcloth.backends.warp.colliders import WarpUnsupportedError
-
-    v, t = box_triangles((0.0, 0.0, 0.0), (0.5, 0.05, 0.5))
-    pos, tris = grid(4, 4, 0.2, 0.2, plane="xz", origin=(-0.1, 0.2, -0.1))
-    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="warp"),
-                         colliders=[MeshCollider(v, t)])
-    with pytest.raises(WarpUnsupportedError, match="collider 0 is a MeshCollider.*numpy"):
-        solver.step(1.0 / FPS)
 
 
 def _rescue(monkeypatch: pytest.MonkeyPatch | None) -> int:

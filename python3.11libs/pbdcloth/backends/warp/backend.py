@@ -15,9 +15,11 @@ velocities, pin targets, collider poses) lives in device arrays that are refresh
 replay, so the recording stays valid until the settings, ``dt`` or the kind of colliders change.
 
 Limitations:
-    - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere``, ``Capsule`` and
-      :class:`~pbdcloth.colliders.sdf.SdfCollider` (exact types, see :mod:`.colliders`);
-      any other collider raises :class:`WarpUnsupportedError` naming it.
+    - Colliders: :class:`~pbdcloth.colliders.shapes.Plane`, ``Sphere``, ``Capsule``,
+      :class:`~pbdcloth.colliders.sdf.SdfCollider` and
+      :class:`~pbdcloth.colliders.mesh.MeshCollider` (exact types, see :mod:`.colliders`);
+      any other collider raises :class:`WarpUnsupportedError` naming it. A frame whose mesh
+      collider's grids or candidate lists overflow is run again with larger ones.
     - Self-collision (``self_collision`` on): :mod:`.selfcollision`, issued into the same
       recorded frame; a frame whose candidate pairs overflow their buffers is run again with
       larger ones.
@@ -48,6 +50,7 @@ from ...cloth.hierarchy import HierarchyLevel
 from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
 from ...colliders.base import Collider
+from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ...constraints.hierarchy import PROBE_REACH
@@ -378,6 +381,8 @@ class WarpBackend:
         self._colliders: DeviceColliders | None = None
         self._blocks: dict[int, Any] = {}
         """SDF blocks on the device by id of their grid (the grid is kept alive in the value)."""
+        self._meshes: dict[int, tuple[Any, MeshCollider]] = {}
+        """Mesh colliders on the device by id (the collider is kept alive in the value)."""
         self._last_out: tuple[Any, Any] | None = None
         self.replay_mode = ""
         self._selfcol: Any = None
@@ -409,9 +414,10 @@ class WarpBackend:
         if selfcol is not None:
             selfcol.begin_frame()
         self.replay()
-        while selfcol is not None and selfcol.grow_if_needed():
-            # Self-collision's candidate buffers overflowed: record with the larger ones and
-            # run the frame again from state_in (the recording made the colliders anew).
+        while self._grow_if_needed(selfcol):
+            # Self-collision's candidate buffers or a mesh collider's grids overflowed: record
+            # with the larger ones and run the frame again from state_in (the recording made
+            # the colliders anew).
             self._record(settings, float(dt), colliders, ckey)
             self._upload(state_in, control, True)
             self.replay()
@@ -419,6 +425,14 @@ class WarpBackend:
         state_out.velocities = self._v.numpy().astype(np.float64)
         self._last_out = (state_out.positions, state_out.velocities)
         return self._frame_stats(settings, colliders)
+
+    def _grow_if_needed(self, selfcol: Any) -> bool:
+        """True when a buffer of the frame just run overflowed (it is larger now)."""
+        grown = selfcol is not None and selfcol.grow_if_needed()
+        if self._colliders is not None:
+            for device_mesh in self._colliders.meshes:
+                grown = device_mesh.grow_if_needed() or grown
+        return bool(grown)
 
     def _state_changed(self, state: ClothState) -> bool:
         """False when ``state``'s arrays are the (read-only) ones this backend returned last,
@@ -476,12 +490,27 @@ class WarpBackend:
             if isinstance(collider, SdfCollider) and id(collider.grid) not in self._blocks:
                 self._blocks[id(collider.grid)] = (*upload_block(collider, dev), collider.grid)
         blocks = {key: value[:2] for key, value in self._blocks.items()}
-        self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks)
+        band = settings.thickness * float(self.m.thickness_scale.numpy().max(initial=1.0))
+        for collider in colliders:
+            if isinstance(collider, MeshCollider):
+                if id(collider) not in self._meshes:
+                    from .mesh_collider import DeviceMeshCollider
+
+                    self._meshes[id(collider)] = (DeviceMeshCollider(
+                        collider, self.m, self.model.particle_count, self.precision, dev),
+                        collider)
+                self._meshes[id(collider)][0].prepare(settings.substeps, band)
+        meshes = {key: value[0] for key, value in self._meshes.items()}
+        self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks, meshes)
                            if colliders else None)
         if self._colliders is not None:
             self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
                                          if isinstance(c, SdfCollider)]
         modules = [k.module]
+        if meshes and self._colliders is not None and self._colliders.meshes:
+            from .mesh_kernels import build_mesh_kernels
+
+            modules.append(build_mesh_kernels(self.precision).module)
         if self._lane_kernels is not None:
             modules.append(self._lane_kernels.module)
         if settings.self_collision:
@@ -527,7 +556,7 @@ class WarpBackend:
                 self._project_stitches(launch, c, fresh)
                 self._project_tethers(launch, c)
                 self._project_soft_pins(launch, c, step)
-                self._project_colliders(launch, c, step)
+                self._project_colliders(launch, c, step, iteration)
                 self._project_self_collision(launch, c, iteration)
             self._update(launch, c)
 
@@ -618,7 +647,7 @@ class WarpBackend:
         m = self.m
         for kernel, dim, inputs in self._colliders.launches(
                 step, [self._probe, self._x, m.inv_mass, m.thickness_scale, m.friction_scale],
-                contact, n, False):
+                contact, n, False, probe=True):
             launch(kernel, dim, inputs)
 
     def _hierarchy_on(self, c: _Substep) -> bool:
@@ -714,13 +743,15 @@ class WarpBackend:
                    [self._p, m.tether_particle, m.tether_anchor, m.tether_rest, c.slack,
                     m.tether_taut])
 
-    def _project_colliders(self, launch: _Recorder, c: _Substep, step: int) -> None:
+    def _project_colliders(self, launch: _Recorder, c: _Substep, step: int,
+                           iteration: int) -> None:
         """The colliders in their order, at their poses of substep ``step``, with friction."""
         if self._colliders is not None:
             m = self.m
             for kernel, dim, inputs in self._colliders.launches(
                     step, [self._p, self._x, m.inv_mass, m.thickness_scale, m.friction_scale],
-                    c.contact, self.model.particle_count, c.settings.continuous_collision):
+                    c.contact, self.model.particle_count, c.settings.continuous_collision,
+                    iteration):
                 launch(kernel, dim, inputs)
 
     def _project_self_collision(self, launch: _Recorder, c: _Substep, iteration: int) -> None:

@@ -5,8 +5,10 @@ table: kind, radius [m] and two 3-vectors per shape (plane: point and unit norma
 capsule: the two ends) at each alpha = s / substeps, s = 0..substeps, as the shapes' own
 ``pose_at`` gives them. Consecutive shapes are projected by one launch. Each
 :class:`~pbdcloth.colliders.sdf.SdfCollider` has its dense block on the device (uploaded once per
-block) and its rigid pose per substep, and one launch. Launches follow the colliders' order, so
-every particle meets the colliders in the order the numpy backend projects them.
+block) and its rigid pose per substep, and one launch. Each
+:class:`~pbdcloth.colliders.mesh.MeshCollider` has its own arrays and launches
+(:mod:`.mesh_collider`). Launches follow the colliders' order, so every particle meets the
+colliders in the order the numpy backend projects them.
 """
 
 from __future__ import annotations
@@ -18,12 +20,17 @@ import numpy as np
 import warp as wp
 
 from ...colliders.base import Collider
+from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
 from ...colliders.shapes import Capsule, Plane, Sphere
 from .kernels import SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SDF, SHAPE_SPHERE
+from .mesh_collider import DeviceMeshCollider
+
+#: A triangle-mesh collider (its own launches, :mod:`.mesh_collider`).
+SHAPE_MESH = 4
 
 _SHAPE_KIND = {Plane: SHAPE_PLANE, Sphere: SHAPE_SPHERE, Capsule: SHAPE_CAPSULE,
-               SdfCollider: SHAPE_SDF}
+               SdfCollider: SHAPE_SDF, MeshCollider: SHAPE_MESH}
 
 
 class WarpUnsupportedError(NotImplementedError):
@@ -31,7 +38,8 @@ class WarpUnsupportedError(NotImplementedError):
 
 
 def collider_key(colliders: Sequence[Collider]) -> tuple[tuple[int, int], ...]:
-    """What a recorded frame depends on: each collider's kind (and SDF block identity).
+    """What a recorded frame depends on: each collider's kind (and SDF block or mesh
+    collider identity).
 
     Raises:
         WarpUnsupportedError: a collider the device cannot evaluate, named with its index.
@@ -42,10 +50,12 @@ def collider_key(colliders: Sequence[Collider]) -> tuple[tuple[int, int], ...]:
         if kind is None:
             raise WarpUnsupportedError(
                 f"collider {index} is a {type(collider).__name__}, which the Warp backend cannot "
-                "evaluate on the device (supported: Plane, Sphere, Capsule, SdfCollider); use "
+                "evaluate on the device (supported: Plane, Sphere, Capsule, SdfCollider, "
+                "MeshCollider); use "
                 "backend='numpy' for it"
             )
-        block = id(collider.grid) if isinstance(collider, SdfCollider) else 0
+        block = (id(collider.grid) if isinstance(collider, SdfCollider)
+                 else id(collider) if isinstance(collider, MeshCollider) else 0)
         key.append((kind, block))
     return tuple(key)
 
@@ -60,24 +70,30 @@ class DeviceColliders:
             the analytic shapes' table.
         sdf_poses: per SDF collider, its poses (substeps + 1,) of ``SdfPose``.
         sdf_tables: per SDF collider, its block on the device and the block's dimensions.
+        meshes: per mesh collider, its :class:`.mesh_collider.DeviceMeshCollider`.
     """
 
     def __init__(self, kernels: Any, device: Any, key: tuple[tuple[int, int], ...],
-                 substeps: int, blocks: dict[int, Any]) -> None:
+                 substeps: int, blocks: dict[int, Any],
+                 meshes: dict[int, DeviceMeshCollider] | None = None) -> None:
         k = kernels
         self.k = k
         self.device = device
         self.substeps = substeps
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         kinds = [kind for kind, _ in key]
-        shapes = [kind for kind in kinds if kind != SHAPE_SDF]
+        shapes = [kind for kind in kinds if kind not in (SHAPE_SDF, SHAPE_MESH)]
         self.count = len(kinds)
         self.segments: list[tuple[str, int, int]] = []
-        n_shape = n_sdf = 0
+        n_shape = n_sdf = n_mesh = 0
         for kind in kinds:
             if kind == SHAPE_SDF:
                 self.segments.append(("sdf", n_sdf, 0))
                 n_sdf += 1
+                continue
+            if kind == SHAPE_MESH:
+                self.segments.append(("mesh", n_mesh, 0))
+                n_mesh += 1
                 continue
             if self.segments and self.segments[-1][0] == "shapes":
                 self.segments[-1] = ("shapes", self.segments[-1][1], n_shape + 1)
@@ -94,13 +110,17 @@ class DeviceColliders:
         self.sdf_tables = [blocks[block] for kind, block in key if kind == SHAPE_SDF]
         self.sdf_voxel: list[Any] = [k.scalar(0.0) for _ in self.sdf_tables]
         """Per SDF collider, its voxel size [m] (the continuous test's tolerance)."""
+        self.meshes = [(meshes or {})[ident] for kind, ident in key if kind == SHAPE_MESH]
 
     # --- per frame ----------------------------------------------------------------------------
     def update(self, colliders: Sequence[Collider]) -> None:
         """Upload this frame's poses (host: the colliders' own interpolation, in float64)."""
         alphas = [s / self.substeps for s in range(self.substeps + 1)]
-        shapes = [c for c in colliders if not isinstance(c, SdfCollider)]
+        shapes = [c for c in colliders if not isinstance(c, (SdfCollider, MeshCollider))]
         sdfs = [c for c in colliders if isinstance(c, SdfCollider)]
+        for device_mesh, mesh in zip(self.meshes,
+                                     [c for c in colliders if isinstance(c, MeshCollider)]):
+            device_mesh.update(mesh)
         if shapes:
             table = np.zeros((self.substeps + 1, 2 * len(shapes), 3))
             for c, shape in enumerate(shapes):
@@ -130,8 +150,11 @@ class DeviceColliders:
 
     # --- recording ----------------------------------------------------------------------------
     def launches(self, step: int, common: list[Any], contact: list[Any], particles: int,
-                 continuous: bool = False) -> list[tuple[Any, int, list[Any]]]:
-        """(kernel, dim, inputs) of the collider projections of substep ``step``, in order.
+                 continuous: bool = False, iteration: int = 0, probe: bool = False
+                 ) -> list[tuple[Any, int, list[Any]]]:
+        """(kernel, dim, inputs) of the collider projections of iteration ``iteration`` of
+        substep ``step``, in order; with ``probe`` (the hierarchy's contact probe) without the
+        mesh colliders, which the numpy backend's probe leaves out too.
 
         ``common`` = [p, x_prev, inv_mass, thickness_scale, friction_scale] (the last two per
         particle, :mod:`pbdcloth.cloth.attributes`), ``contact`` = [thickness, mu_s, mu_k, h,
@@ -145,6 +168,9 @@ class DeviceColliders:
                 out.append((k.collide_shapes, particles,
                             [*common, self.shape_kind, self.shape_radius, self.shape_pose, a, b,
                              step, int(continuous), *contact]))
+            elif kind == "mesh":
+                if not probe:
+                    out.extend(self.meshes[a].launches(step, iteration, common, contact))
             else:
                 table, dims = self.sdf_tables[a]
                 out.append((k.collide_sdf, particles,

@@ -1,0 +1,263 @@
+"""A :class:`~pbdcloth.colliders.mesh.MeshCollider` on the Warp device.
+
+Per frame the host uploads the collider's start and end poses, the grids' cell sizes and
+regions, and the orientation of a closed mesh at each substep's start (the sign of its enclosed
+volume, a cubic in the frame's alpha since every vertex moves linearly). Per substep the device
+interpolates the poses, computes the triangles' swept boxes and normals and builds the two
+hashed grids (:mod:`.mesh_kernels`); per iteration it runs the contacts in
+:meth:`MeshCollider.project_cloth`'s order: candidates, fail-safe (first iteration), cloth
+vertices, collider vertices, pushes, re-check. The arrays keep their sizes from frame to frame;
+a frame whose grids or candidate lists overflow is run again with larger ones
+(:meth:`DeviceMeshCollider.grow_if_needed`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ...colliders.mesh import MeshCollider
+from .mesh_kernels import (
+    GP_HI,
+    GP_INV,
+    GP_LO,
+    GP_SIZE,
+    OVER_CANDIDATES,
+    OVER_SIZE,
+    OVER_TRIANGLES,
+    OVER_VERTICES,
+    build_mesh_kernels,
+)
+
+__all__ = ["DeviceMeshCollider", "volume_cubic"]
+
+#: Threads per block of the grids' prefix sums.
+SCAN_BLOCK = 256
+#: Entries per box the grids start with (plus START_EXTRA), and candidate triangles per cloth
+#: vertex.
+START_ENTRIES = 8
+START_EXTRA = 1024
+START_SLOTS = 16
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(4, int(n - 1).bit_length())
+
+
+def volume_cubic(v0: np.ndarray, v1: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """Coefficients (4,) of 6 V(alpha) = sum_t a . (b x c) for corners moving linearly from
+    ``v0`` to ``v1`` (divergence theorem), lowest power first."""
+    a0, b0, c0 = (v0[tris[:, k]] for k in range(3))
+    da, db, dc = (v1[tris[:, k]] - v0[tris[:, k]] for k in range(3))
+
+    def triple(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
+        return float(np.einsum("ij,ij->", x, np.cross(y, z)))
+
+    return np.array([
+        triple(a0, b0, c0),
+        triple(da, b0, c0) + triple(a0, db, c0) + triple(a0, b0, dc),
+        triple(a0, db, dc) + triple(da, b0, dc) + triple(da, db, c0),
+        triple(da, db, dc)])
+
+
+class _Grid:
+    """A hashed grid's device arrays over M boxes (counts and cursors per bucket, entries)."""
+
+    def __init__(self, boxes: int, entries: int, device: Any, vec3: Any, scalar: Any) -> None:
+        self.boxes = boxes
+        self.buckets = _pow2(4 * boxes)
+        self.mask = self.buckets - 1
+        self.count = wp.zeros(self.buckets, dtype=wp.int32, device=device)
+        self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
+        self.start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
+        self.blocks = (self.buckets + SCAN_BLOCK - 1) // SCAN_BLOCK
+        self.sums = wp.zeros(self.blocks, dtype=wp.int32, device=device)
+        self.offsets = wp.zeros(self.blocks + 1, dtype=wp.int32, device=device)
+        self.entries = wp.zeros(entries, dtype=wp.int32, device=device)
+        self.lo = wp.zeros(boxes, dtype=vec3, device=device)
+        self.hi = wp.zeros(boxes, dtype=vec3, device=device)
+        self.clo = wp.zeros(boxes, dtype=wp.vec3i, device=device)
+        self.chi = wp.zeros(boxes, dtype=wp.vec3i, device=device)
+        self.params = wp.zeros(GP_SIZE, dtype=scalar, device=device)
+
+    def issue_build(self, launch: Any, mk: Any, over: Any, slot: int) -> None:
+        """Count, scan and fill the boxes ``lo``, ``hi`` into the buckets."""
+        launch(mk.grid_clear, self.buckets, [self.count, self.cursor])
+        launch(mk.grid_count, self.boxes, [self.lo, self.hi, self.params, self.mask,
+                                           self.count, self.clo, self.chi])
+        launch(mk.scan_blocks, self.blocks, [self.count, self.buckets, SCAN_BLOCK, self.start,
+                                             self.sums])
+        launch(mk.scan_top, 1, [self.sums, self.offsets])
+        launch(mk.scan_add, self.buckets + 1, [self.start, self.buckets, SCAN_BLOCK,
+                                               self.offsets])
+        launch(mk.grid_fill, self.boxes, [self.clo, self.chi, self.mask, self.start,
+                                          self.cursor, self.entries, over, slot])
+
+    def query_args(self) -> list[Any]:
+        return [self.params, self.mask, self.start, self.entries, self.clo]
+
+
+class DeviceMeshCollider:
+    """One MeshCollider's arrays on the device and the launches of its contacts.
+
+    Args:
+        collider: the collider (its triangles and vertex count are fixed).
+        cloth: the backend's device model (cloth triangles ``tris`` and each particle's
+            triangles ``tri_start`` / ``tri_list``).
+        particles: cloth particle count.
+        precision, device: the backend's.
+    """
+
+    def __init__(self, collider: MeshCollider, cloth: Any, particles: int, precision: str,
+                 device: Any) -> None:
+        mk = build_mesh_kernels(precision)
+        self.mk = mk
+        self.device = device
+        self.np_scalar = np.float32 if mk.scalar is wp.float32 else np.float64
+        self.cloth = cloth
+        self.particles = particles
+        self.tri_np = collider.triangles.astype(np.int32)
+        self.closed = collider.closed
+        self.edge_length = collider.edge_length
+        v, t, v3 = collider.vertex_count, self.tri_np.shape[0], mk.vec3
+        self.vertex_count, self.triangle_count = v, t
+        self.tris: Any = wp.array(self.tri_np, dtype=wp.vec3i, device=device)
+        self.v_start = wp.zeros(v, dtype=v3, device=device)
+        self.v_end = wp.zeros(v, dtype=v3, device=device)
+        self.v0 = wp.zeros(v, dtype=v3, device=device)
+        self.v1 = wp.zeros(v, dtype=v3, device=device)
+        self.n0 = wp.zeros(t, dtype=v3, device=device)
+        self.n1 = wp.zeros(t, dtype=v3, device=device)
+        self.tri_grid = _Grid(t, START_ENTRIES * t + START_EXTRA, device, v3, mk.scalar)
+        self.vert_grid = _Grid(v, START_ENTRIES * v + START_EXTRA, device, v3, mk.scalar)
+        self.slots = START_SLOTS
+        self.cand = wp.zeros(particles * self.slots, dtype=wp.int32, device=device)
+        self.ncand = wp.zeros(particles, dtype=wp.int32, device=device)
+        self.trapped = wp.full(particles, -1, dtype=wp.int32, device=device)
+        self.moved = wp.zeros(particles, dtype=wp.int32, device=device)
+        n_cloth_tris = cloth.tris.shape[0]
+        self.push_len = wp.zeros(3 * n_cloth_tris, dtype=mk.scalar, device=device)
+        self.push_dir = wp.zeros(3 * n_cloth_tris, dtype=v3, device=device)
+        self.push_from = wp.zeros(3 * n_cloth_tris, dtype=wp.int32, device=device)
+        self.over = wp.zeros(2 * OVER_SIZE, dtype=wp.int32, device=device)
+        self.orientation: Any = None
+        self.substeps = 0
+        self.band = 0.0
+
+    # --- per recording and per frame ---------------------------------------------------------
+    def prepare(self, substeps: int, band: float) -> None:
+        """Sizes that a recording fixes: the substep count and the contact band [m] (the
+        largest thickness of a cloth vertex)."""
+        self.substeps = substeps
+        self.band = band
+        self.orientation = wp.zeros(substeps, dtype=self.mk.scalar, device=self.device)
+
+    def update(self, collider: MeshCollider) -> None:
+        """Upload the frame: the start and end poses, the grids' cells and regions, and the
+        orientation at each substep's start."""
+        start = np.asarray(collider.pose_at(0.0), dtype=np.float64)
+        end = np.asarray(collider.pose_at(1.0), dtype=np.float64)
+        self.v_start.assign(start.astype(self.np_scalar))
+        self.v_end.assign(end.astype(self.np_scalar))
+        band = self.band
+        lo = np.minimum(start.min(axis=0), end.min(axis=0)) - 2.0 * band
+        hi = np.maximum(start.max(axis=0), end.max(axis=0)) + 2.0 * band
+        corners = start[self.tri_np]
+        extent = corners.max(axis=1) - corners.min(axis=1)
+        tri_cell = max(float(extent.mean()) + 2.0 * band, 1e-6)
+        vert_cell = max(self.edge_length, 2.0 * band, 1e-6)
+        for grid, cell in ((self.tri_grid, tri_cell), (self.vert_grid, vert_cell)):
+            params = np.zeros(GP_SIZE)
+            params[GP_INV] = 1.0 / cell
+            params[GP_LO:GP_LO + 3] = lo
+            params[GP_HI:GP_HI + 3] = hi
+            grid.params.assign(params.astype(self.np_scalar))
+        orient = np.zeros(self.substeps)
+        if self.closed:
+            coef = volume_cubic(start, end, self.tri_np)
+            alpha = np.arange(self.substeps) / self.substeps
+            orient = np.sign(((coef[3] * alpha + coef[2]) * alpha + coef[1]) * alpha + coef[0])
+        self.orientation.assign(orient.astype(self.np_scalar))
+
+    def grow_if_needed(self) -> bool:
+        """After a frame: True when a grid or the candidate lists overflowed (then they are
+        larger, and the frame must be recorded and run again)."""
+        over = self.over.numpy()
+        if not over[:OVER_SIZE].any():
+            return False
+        dev = self.device
+        if over[OVER_TRIANGLES]:
+            need = int(over[OVER_SIZE + OVER_TRIANGLES])
+            self.tri_grid.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=dev)
+        if over[OVER_VERTICES]:
+            need = int(over[OVER_SIZE + OVER_VERTICES])
+            self.vert_grid.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=dev)
+        if over[OVER_CANDIDATES]:
+            self.slots = max(2 * self.slots, int(over[OVER_SIZE + OVER_CANDIDATES]) + 4)
+            self.cand = wp.zeros(self.particles * self.slots, dtype=wp.int32, device=dev)
+        self.over.zero_()
+        return True
+
+    # --- the launches -----------------------------------------------------------------------
+    def launches(self, step: int, iteration: int, common: list[Any], contact: list[Any]
+                 ) -> list[tuple[Any, int, list[Any]]]:
+        """(kernel, dim, inputs) of one iteration of substep ``step``: on its first iteration
+        the substep's poses, boxes and grids, then the contacts.
+
+        ``common`` = [p, x_prev, inv_mass, thickness_scale, friction_scale], ``contact`` =
+        [thickness, mu_s, mu_k, h, contact, contact_normal, surface_velocity] (the backend's
+        lists for every collider)."""
+        mk = self.mk
+        out: list[tuple[Any, int, list[Any]]] = []
+        launch = _Collect(out)
+        p, x, inv_mass, t_scale, f_scale = common
+        thickness, mu_s, mu_k, h, flag, normal, surface = contact
+        tg, vg = self.tri_grid, self.vert_grid
+        scalar = mk.scalar
+        if iteration == 0:
+            a0 = scalar(step / self.substeps)
+            a1 = scalar((step + 1) / self.substeps)
+            launch(mk.mesh_pose, self.vertex_count, [self.v_start, self.v_end, a0, a1,
+                                                     scalar(self.band), self.v0, self.v1,
+                                                     vg.lo, vg.hi])
+            launch(mk.mesh_triangles, self.triangle_count,
+                   [self.v0, self.v1, self.tris, scalar(self.band), tg.lo, tg.hi, self.n0,
+                    self.n1])
+            tg.issue_build(launch, mk, self.over, OVER_TRIANGLES)
+            vg.issue_build(launch, mk, self.over, OVER_VERTICES)
+        n = self.particles
+        cand = [self.slots, self.cand, self.ncand, self.over]
+        launch(mk.candidates, n, [p, x, inv_mass, self.moved, 0, *tg.query_args(), tg.lo,
+                                  tg.hi, *cand])
+        if iteration == 0:
+            launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
+                                        self.orientation, step, self.slots, self.cand,
+                                        self.ncand, self.trapped])
+        launch(mk.cloth_vertices, n,
+               [p, x, inv_mass, t_scale, f_scale, self.v0, self.v1, self.tris, self.n0,
+                self.n1, self.orientation, step, self.slots, self.cand, self.ncand,
+                self.trapped, self.moved, thickness, mu_s, mu_k, h, flag, normal, surface])
+        cl = self.cloth
+        launch(mk.collider_vertices, cl.tris.shape[0],
+               [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *vg.query_args(), vg.lo,
+                vg.hi, thickness, self.push_len, self.push_dir, self.push_from])
+        launch(mk.apply_pushes, n, [p, cl.tris, cl.tri_start, cl.tri_list, self.push_len,
+                                    self.push_dir, self.moved])
+        launch(mk.candidates, n, [p, x, inv_mass, self.moved, 1, *tg.query_args(), tg.lo,
+                                  tg.hi, *cand])
+        launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris, self.n0,
+                               self.n1, self.slots, self.cand, self.ncand, self.trapped,
+                               self.moved, thickness])
+        return out
+
+
+class _Collect:
+    """A launch-shaped callable that collects (kernel, dim, inputs) instead of launching."""
+
+    def __init__(self, out: list[tuple[Any, int, list[Any]]]) -> None:
+        self.out = out
+
+    def __call__(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
+        self.out.append((kernel, dim, inputs))
