@@ -26,6 +26,7 @@ from .mesh_kernels import (
     GP_SIZE,
     OVER_CANDIDATES,
     OVER_SIZE,
+    OVER_TRIANGLE_CANDIDATES,
     OVER_TRIANGLES,
     OVER_VERTICES,
     build_mesh_kernels,
@@ -33,10 +34,16 @@ from .mesh_kernels import (
 
 __all__ = ["DeviceMeshCollider", "volume_cubic"]
 
+#: The candidate lists' margin, in contact bands (as the numpy PairList's).
+MARGIN = 0.5
+#: Grid cells: the triangle grid's in mean triangle boxes (at the frame's start, grown by the
+#: contact band), the vertex grid's in the collider's median edge lengths.
+TRIANGLE_CELL = 1.0
+VERTEX_CELL = 1.0
 #: Threads per block of the grids' prefix sums.
 SCAN_BLOCK = 256
-#: Entries per box the grids start with (plus START_EXTRA), and candidate triangles per cloth
-#: vertex.
+#: Entries per box the grids start with (plus START_EXTRA), and candidates per cloth vertex
+#: (triangles) and per cloth triangle (collider vertices).
 START_ENTRIES = 8
 START_EXTRA = 1024
 START_SLOTS = 16
@@ -135,9 +142,17 @@ class DeviceMeshCollider:
         self.slots = START_SLOTS
         self.cand = wp.zeros(particles * self.slots, dtype=wp.int32, device=device)
         self.ncand = wp.zeros(particles, dtype=wp.int32, device=device)
+        self.ref_lo = wp.zeros(particles, dtype=v3, device=device)
+        self.ref_hi = wp.zeros(particles, dtype=v3, device=device)
+        n_cloth_tris = cloth.tris.shape[0]
+        self.cloth_triangles = n_cloth_tris
+        self.tri_slots = START_SLOTS
+        self.tri_cand = wp.zeros(n_cloth_tris * self.tri_slots, dtype=wp.int32, device=device)
+        self.tri_ncand = wp.zeros(n_cloth_tris, dtype=wp.int32, device=device)
+        self.tri_ref_lo = wp.zeros(n_cloth_tris, dtype=v3, device=device)
+        self.tri_ref_hi = wp.zeros(n_cloth_tris, dtype=v3, device=device)
         self.trapped = wp.full(particles, -1, dtype=wp.int32, device=device)
         self.moved = wp.zeros(particles, dtype=wp.int32, device=device)
-        n_cloth_tris = cloth.tris.shape[0]
         self.push_len = wp.zeros(3 * n_cloth_tris, dtype=mk.scalar, device=device)
         self.push_dir = wp.zeros(3 * n_cloth_tris, dtype=v3, device=device)
         self.push_from = wp.zeros(3 * n_cloth_tris, dtype=wp.int32, device=device)
@@ -166,8 +181,8 @@ class DeviceMeshCollider:
         hi = np.maximum(start.max(axis=0), end.max(axis=0)) + 2.0 * band
         corners = start[self.tri_np]
         extent = corners.max(axis=1) - corners.min(axis=1)
-        tri_cell = max(float(extent.mean()) + 2.0 * band, 1e-6)
-        vert_cell = max(self.edge_length, 2.0 * band, 1e-6)
+        tri_cell = max(TRIANGLE_CELL * (float(extent.mean()) + 2.0 * band), 1e-6)
+        vert_cell = max(VERTEX_CELL * self.edge_length, 2.0 * band, 1e-6)
         for grid, cell in ((self.tri_grid, tri_cell), (self.vert_grid, vert_cell)):
             params = np.zeros(GP_SIZE)
             params[GP_INV] = 1.0 / cell
@@ -197,6 +212,11 @@ class DeviceMeshCollider:
         if over[OVER_CANDIDATES]:
             self.slots = max(2 * self.slots, int(over[OVER_SIZE + OVER_CANDIDATES]) + 4)
             self.cand = wp.zeros(self.particles * self.slots, dtype=wp.int32, device=dev)
+        if over[OVER_TRIANGLE_CANDIDATES]:
+            self.tri_slots = max(2 * self.tri_slots,
+                                 int(over[OVER_SIZE + OVER_TRIANGLE_CANDIDATES]) + 4)
+            self.tri_cand = wp.zeros(self.cloth_triangles * self.tri_slots, dtype=wp.int32,
+                                     device=dev)
         self.over.zero_()
         return True
 
@@ -228,9 +248,11 @@ class DeviceMeshCollider:
             tg.issue_build(launch, mk, self.over, OVER_TRIANGLES)
             vg.issue_build(launch, mk, self.over, OVER_VERTICES)
         n = self.particles
-        cand = [self.slots, self.cand, self.ncand, self.over]
-        launch(mk.candidates, n, [p, x, inv_mass, self.moved, 0, *tg.query_args(), tg.lo,
-                                  tg.hi, *cand])
+        margin = scalar(MARGIN * self.band)
+        fresh = int(iteration == 0)
+        lists = [self.ref_lo, self.ref_hi, *tg.query_args(), tg.lo, tg.hi, self.slots,
+                 self.cand, self.ncand, self.over]
+        launch(mk.candidates, n, [p, x, inv_mass, fresh, margin, *lists])
         if iteration == 0:
             launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
                                         self.orientation, step, self.slots, self.cand,
@@ -240,13 +262,17 @@ class DeviceMeshCollider:
                 self.n1, self.orientation, step, self.slots, self.cand, self.ncand,
                 self.trapped, self.moved, thickness, mu_s, mu_k, h, flag, normal, surface])
         cl = self.cloth
-        launch(mk.collider_vertices, cl.tris.shape[0],
-               [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *vg.query_args(), vg.lo,
-                vg.hi, thickness, self.push_len, self.push_dir, self.push_from])
+        launch(mk.triangle_candidates, self.cloth_triangles,
+               [p, x, cl.tris, fresh, margin, self.tri_ref_lo, self.tri_ref_hi,
+                *vg.query_args(), vg.lo, vg.hi, self.tri_slots, self.tri_cand, self.tri_ncand,
+                self.over])
+        launch(mk.collider_vertices, self.cloth_triangles,
+               [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, self.tri_slots,
+                self.tri_cand, self.tri_ncand, thickness, self.push_len, self.push_dir,
+                self.push_from])
         launch(mk.apply_pushes, n, [p, cl.tris, cl.tri_start, cl.tri_list, self.push_len,
                                     self.push_dir, self.moved])
-        launch(mk.candidates, n, [p, x, inv_mass, self.moved, 1, *tg.query_args(), tg.lo,
-                                  tg.hi, *cand])
+        launch(mk.candidates, n, [p, x, inv_mass, 0, margin, *lists])
         launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris, self.n0,
                                self.n1, self.slots, self.cand, self.ncand, self.trapped,
                                self.moved, thickness])
