@@ -7,8 +7,11 @@ A skirt of about 10k particles (``--nu`` x ``--nv``) on the walking body mesh
 ``--warmup`` frames (the skirt settles onto the body) it times ``--frames`` frames and, within
 every substep, side by side: the collider phase (``MeshCollider.project_cloth``: broad phase,
 continuous and discrete contacts, both directions) and the constraint solve (stretch, shear,
-bend, tethers). Prints ms per substep, and the ratio, for each backend (Warp has no kernel for
-mesh colliders yet: its row says so).
+bend, tethers). Prints ms per substep, and the ratio, for each backend. On Warp (CPU) a frame
+runs as one recording; each timed frame is run, then run again from the same start as its
+recorded launches one by one, each timed, and the launches are summed by kind: the mesh
+collider's kernels (:mod:`pbdcloth.backends.warp.mesh_kernels`) against the stretch, shear,
+bend and tether kernels. ``--phases`` also prints the Warp kernels one by one.
 
     PYTHONPATH=python3.11libs python scripts/bench_colliders.py [--json]
 """
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth.backends import numpy_backend
 from pbdcloth.colliders.mesh import MeshCollider
+from pbdcloth.solver import ClothSolver
 from pbdcloth.scenes.cloth import skirt_scene
 from pbdcloth.settings import ClothSettings
 
@@ -34,6 +38,9 @@ from pbdcloth.settings import ClothSettings
 CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "project_bend_pbd",
                         "project_bend_xpbd", "project_tethers")
 CLOCK = {"constraints": 0.0, "collider": 0.0}
+#: Warp kernels timed as "solve" (lane kernels on the CPU, per-constraint ones elsewhere).
+WARP_SOLVE = ("distance_xpbd_lanes", "bend_xpbd_lanes", "distance_pbd_lanes", "bend_pbd_lanes",
+              "distance_xpbd", "distance_pbd", "bend_xpbd", "bend_pbd", "tethers")
 
 
 def _wrap(owner: Any, name: str, key: str) -> None:
@@ -63,13 +70,19 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
                            "body_triangles": int(body.triangles.shape[0])}
     try:
         solver = scene.make_solver()
+        if backend == "warp":
+            from pbdcloth.backends.warp.backend import WarpBackend
+
+            solver.use_backend(WarpBackend(solver.model, device="cpu", use_graph=False))
         assert scene.animate is not None
         for k in range(1, args.warmup + 1):
             scene.animate(solver, k)
             solver.step(1.0 / scene.fps)
-    except NotImplementedError as exc:
+    except (ImportError, NotImplementedError) as exc:
         row["unsupported"] = str(exc).split(";")[0]
         return row
+    if backend == "warp":
+        return _warp_row(row, solver, scene, settings.substeps, args)
     CLOCK["constraints"] = CLOCK["collider"] = 0.0
     start = time.perf_counter()
     for k in range(args.warmup + 1, args.warmup + args.frames + 1):
@@ -84,6 +97,51 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
     return row
 
 
+def _warp_row(row: dict[str, Any], solver: ClothSolver, scene: Any, substeps: int,
+              args: argparse.Namespace) -> dict[str, Any]:
+    """Time the Warp backend's frames whole, then launch by launch from the same start."""
+    import warp as wp
+
+    backend: Any = solver.backend
+    kernels: dict[str, float] = {}
+    total = 0.0
+    for k in range(args.warmup + 1, args.warmup + args.frames + 1):
+        scene.animate(solver, k)
+        x0, v0 = backend._x.numpy().copy(), backend._v.numpy().copy()
+        start = time.perf_counter()
+        solver.step(1.0 / scene.fps)
+        total += time.perf_counter() - start
+        x1, v1 = backend._x.numpy().copy(), backend._v.numpy().copy()
+        backend._x.assign(x0)
+        backend._v.assign(v0)
+        for launch in backend._launches:
+            name = launch.kernel.key.split("__")[-1]
+            t0 = time.perf_counter()
+            launch.launch()
+            wp.synchronize_device(backend.device)
+            kernels[name] = kernels.get(name, 0.0) + time.perf_counter() - t0
+        backend._x.assign(x1)
+        backend._v.assign(v1)
+    n = args.frames * substeps
+    mesh_kernels = {key for key, value in vars(_mesh_kernels()).items()
+                    if hasattr(value, "module") and hasattr(value, "key")}
+    row["constraints_ms"] = 1000.0 * sum(t for name, t in kernels.items()
+                                         if name in WARP_SOLVE) / n
+    row["collider_ms"] = 1000.0 * sum(t for name, t in kernels.items()
+                                      if name in mesh_kernels) / n
+    row["substep_ms"] = 1000.0 * total / n
+    row["ratio"] = row["collider_ms"] / row["constraints_ms"]
+    row["kernels_ms"] = {name: 1000.0 * t / n for name, t in
+                         sorted(kernels.items(), key=lambda item: -item[1])}
+    return row
+
+
+def _mesh_kernels() -> Any:
+    from pbdcloth.backends.warp.mesh_kernels import build_mesh_kernels
+
+    return build_mesh_kernels("float32")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nu", type=int, default=200, help="skirt points around (200)")
@@ -93,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=6, help="untimed frames first")
     parser.add_argument("--frames", type=int, default=3, help="timed frames")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--phases", action="store_true",
+                        help="also print the Warp kernels one by one (ms per substep)")
     args = parser.parse_args(argv)
     for name in CONSTRAINT_FUNCTIONS:
         _wrap(numpy_backend, name, "constraints")
@@ -110,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{r['backend']:8} {r['collider_ms']:9.2f} {r['constraints_ms']:9.2f} "
               f"{r['ratio']:7.2f} {r['substep_ms']:9.2f}")
+    warp = [r for r in rows if "kernels_ms" in r]
+    if args.phases and warp:
+        print("\nWarp kernels, ms per substep (timed one by one, so each includes a launch)")
+        for name, ms in warp[0]["kernels_ms"].items():
+            print(f"  {name:28} {ms:8.3f}")
     return 0
 
 
