@@ -105,6 +105,10 @@ class SdfSequence(Collider):
             self._f1 = self._load(self._frame + 1)
         return self._f1
 
+    def frame_fields(self) -> tuple[SdfCollider, SdfCollider]:
+        """The level sets at the start and the end of the coming frame (reads the next one)."""
+        return self._f0, self._end()
+
     def end_frame(self) -> None:
         self._f0 = self._end()
         self._f1 = None

@@ -52,13 +52,20 @@ from ...cloth.state import ClothState
 from ...colliders.base import Collider
 from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
+from ...colliders.sdf_sequence import SdfSequence
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ...constraints.hierarchy import PROBE_REACH
 from ...constraints.softpin import soft_pin_stiffness
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
-from .colliders import DeviceColliders, WarpUnsupportedError, collider_key, upload_block
+from .colliders import (
+    DeviceColliders,
+    DeviceSequence,
+    WarpUnsupportedError,
+    collider_key,
+    upload_block,
+)
 from .kernels import build_kernels
 from .lanes import LaneFamilies, build_lane_kernels, lane_families
 
@@ -383,6 +390,8 @@ class WarpBackend:
         """SDF blocks on the device by id of their grid (the grid is kept alive in the value)."""
         self._meshes: dict[int, tuple[Any, MeshCollider]] = {}
         """Mesh colliders on the device by id (the collider is kept alive in the value)."""
+        self._sequences: dict[int, tuple[DeviceSequence, SdfSequence]] = {}
+        """Level-set sequences on the device by id (the collider is kept alive in the value)."""
         self._last_out: tuple[Any, Any] | None = None
         self.replay_mode = ""
         self._selfcol: Any = None
@@ -410,6 +419,10 @@ class WarpBackend:
             self._key = key
             self._last_out = None
         self._upload(state_in, control, self._state_changed(state_in))
+        if self._colliders is not None and any(seq.stale for seq in self._colliders.sequences):
+            # A level set outgrew its device buffers: record with the larger ones.
+            self._record(settings, float(dt), colliders, ckey)
+            self._upload(state_in, control, True)
         selfcol = self._selfcol if settings.self_collision else None
         if selfcol is not None:
             selfcol.begin_frame()
@@ -501,8 +514,16 @@ class WarpBackend:
                         collider)
                 self._meshes[id(collider)][0].prepare(settings.substeps, band)
         meshes = {key: value[0] for key, value in self._meshes.items()}
-        self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks, meshes)
-                           if colliders else None)
+        for collider in colliders:
+            if isinstance(collider, SdfSequence):
+                if id(collider) not in self._sequences:
+                    self._sequences[id(collider)] = (DeviceSequence(k, dev), collider)
+                device_seq = self._sequences[id(collider)][0]
+                device_seq.update(collider)  # sizes the buffers the recording holds
+                device_seq.stale = False
+        sequences = {key: value[0] for key, value in self._sequences.items()}
+        self._colliders = (DeviceColliders(k, dev, ckey, settings.substeps, blocks, meshes,
+                                           sequences) if colliders else None)
         if self._colliders is not None:
             self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
                                          if isinstance(c, SdfCollider)]

@@ -6,7 +6,9 @@ capsule: the two ends) at each alpha = s / substeps, s = 0..substeps, as the sha
 ``pose_at`` gives them. Consecutive shapes are projected by one launch. Each
 :class:`~pbdcloth.colliders.sdf.SdfCollider` has its dense block on the device (uploaded once per
 block) and its rigid pose per substep, and one launch. Each
-:class:`~pbdcloth.colliders.mesh.MeshCollider` has its own arrays and launches
+:class:`~pbdcloth.colliders.sdf_sequence.SdfSequence` (without a surface mesh) has the blocks of
+the frame's two level sets, uploaded every frame into buffers that keep their size, and one
+launch. Each :class:`~pbdcloth.colliders.mesh.MeshCollider` has its own arrays and launches
 (:mod:`.mesh_collider`). Launches follow the colliders' order, so every particle meets the
 colliders in the order the numpy backend projects them.
 """
@@ -22,15 +24,19 @@ import warp as wp
 from ...colliders.base import Collider
 from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
+from ...colliders.sdf_sequence import SdfSequence
 from ...colliders.shapes import Capsule, Plane, Sphere
 from .kernels import SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SDF, SHAPE_SPHERE
 from .mesh_collider import DeviceMeshCollider
 
 #: A triangle-mesh collider (its own launches, :mod:`.mesh_collider`).
 SHAPE_MESH = 4
+#: A level-set sequence (``collide_sdf_sequence``).
+SHAPE_SDF_SEQUENCE = 5
 
 _SHAPE_KIND = {Plane: SHAPE_PLANE, Sphere: SHAPE_SPHERE, Capsule: SHAPE_CAPSULE,
-               SdfCollider: SHAPE_SDF, MeshCollider: SHAPE_MESH}
+               SdfCollider: SHAPE_SDF, MeshCollider: SHAPE_MESH,
+               SdfSequence: SHAPE_SDF_SEQUENCE}
 
 
 class WarpUnsupportedError(NotImplementedError):
@@ -51,11 +57,17 @@ def collider_key(colliders: Sequence[Collider]) -> tuple[tuple[int, int], ...]:
             raise WarpUnsupportedError(
                 f"collider {index} is a {type(collider).__name__}, which the Warp backend cannot "
                 "evaluate on the device (supported: Plane, Sphere, Capsule, SdfCollider, "
-                "MeshCollider); use "
+                "MeshCollider, SdfSequence); use "
                 "backend='numpy' for it"
             )
+        if isinstance(collider, SdfSequence) and collider.surface is not None:
+            raise WarpUnsupportedError(
+                f"collider {index} is an SdfSequence with a surface mesh (from_mesh_frames), "
+                "whose friction takes the mesh's motion: the Warp backend has no kernel for it; "
+                "use a MeshCollider (method = 'triangles'), VDB files, or backend='numpy'")
         block = (id(collider.grid) if isinstance(collider, SdfCollider)
-                 else id(collider) if isinstance(collider, MeshCollider) else 0)
+                 else id(collider) if isinstance(collider, (MeshCollider, SdfSequence))
+                 else 0)
         key.append((kind, block))
     return tuple(key)
 
@@ -71,22 +83,29 @@ class DeviceColliders:
         sdf_poses: per SDF collider, its poses (substeps + 1,) of ``SdfPose``.
         sdf_tables: per SDF collider, its block on the device and the block's dimensions.
         meshes: per mesh collider, its :class:`.mesh_collider.DeviceMeshCollider`.
+        sequences: per level-set sequence, its :class:`DeviceSequence`.
     """
 
     def __init__(self, kernels: Any, device: Any, key: tuple[tuple[int, int], ...],
                  substeps: int, blocks: dict[int, Any],
-                 meshes: dict[int, DeviceMeshCollider] | None = None) -> None:
+                 meshes: dict[int, DeviceMeshCollider] | None = None,
+                 sequences: dict[int, DeviceSequence] | None = None) -> None:
         k = kernels
         self.k = k
         self.device = device
         self.substeps = substeps
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         kinds = [kind for kind, _ in key]
-        shapes = [kind for kind in kinds if kind not in (SHAPE_SDF, SHAPE_MESH)]
+        own_launch = (SHAPE_SDF, SHAPE_MESH, SHAPE_SDF_SEQUENCE)
+        shapes = [kind for kind in kinds if kind not in own_launch]
         self.count = len(kinds)
         self.segments: list[tuple[str, int, int]] = []
-        n_shape = n_sdf = n_mesh = 0
+        n_shape = n_sdf = n_mesh = n_seq = 0
         for kind in kinds:
+            if kind == SHAPE_SDF_SEQUENCE:
+                self.segments.append(("sequence", n_seq, 0))
+                n_seq += 1
+                continue
             if kind == SHAPE_SDF:
                 self.segments.append(("sdf", n_sdf, 0))
                 n_sdf += 1
@@ -111,13 +130,19 @@ class DeviceColliders:
         self.sdf_voxel: list[Any] = [k.scalar(0.0) for _ in self.sdf_tables]
         """Per SDF collider, its voxel size [m] (the continuous test's tolerance)."""
         self.meshes = [(meshes or {})[ident] for kind, ident in key if kind == SHAPE_MESH]
+        self.sequences = [(sequences or {})[ident] for kind, ident in key
+                          if kind == SHAPE_SDF_SEQUENCE]
 
     # --- per frame ----------------------------------------------------------------------------
     def update(self, colliders: Sequence[Collider]) -> None:
         """Upload this frame's poses (host: the colliders' own interpolation, in float64)."""
         alphas = [s / self.substeps for s in range(self.substeps + 1)]
-        shapes = [c for c in colliders if not isinstance(c, (SdfCollider, MeshCollider))]
+        shapes = [c for c in colliders
+                  if not isinstance(c, (SdfCollider, MeshCollider, SdfSequence))]
         sdfs = [c for c in colliders if isinstance(c, SdfCollider)]
+        for device_seq, seq in zip(self.sequences,
+                                   [c for c in colliders if isinstance(c, SdfSequence)]):
+            device_seq.update(seq)
         for device_mesh, mesh in zip(self.meshes,
                                      [c for c in colliders if isinstance(c, MeshCollider)]):
             device_mesh.update(mesh)
@@ -171,12 +196,58 @@ class DeviceColliders:
             elif kind == "mesh":
                 if not probe:
                     out.extend(self.meshes[a].launches(step, iteration, common, contact))
+            elif kind == "sequence":
+                seq = self.sequences[a]
+                out.append((k.collide_sdf_sequence, particles,
+                            [*common, seq.table0, seq.table1, seq.dims, seq.poses,
+                             k.scalar(step / self.substeps),
+                             k.scalar((step + 1) / self.substeps), *contact]))
             else:
                 table, dims = self.sdf_tables[a]
                 out.append((k.collide_sdf, particles,
                             [*common, table, dims, self.sdf_poses[a], step, int(continuous),
                              self.sdf_voxel[a], *contact]))
         return out
+
+
+class DeviceSequence:
+    """A level-set sequence's two fields on the device: ``table0`` / ``table1`` (frame k's and
+    k + 1's padded [phi, grad] blocks, float32, in buffers of ``capacity`` rows), ``dims`` (2,)
+    and ``poses`` (2,) ``SdfPose`` records. A frame whose block outgrows the buffers makes
+    larger ones and sets ``stale`` (the frame must be recorded again)."""
+
+    def __init__(self, kernels: Any, device: Any) -> None:
+        self.k = kernels
+        self.device = device
+        self.capacity = 0
+        self.table0: Any = None
+        self.table1: Any = None
+        self.dims: Any = wp.zeros(2, dtype=wp.vec3i, device=device)
+        self.poses: Any = wp.zeros(2, dtype=kernels.SdfPose, device=device)
+        self.stale = True
+
+    def update(self, sequence: SdfSequence) -> None:
+        """Upload the coming frame's two level sets (reads the next frame's)."""
+        fields = sequence.frame_fields()
+        tables = [np.ascontiguousarray(f.grid.table, dtype=np.float32) for f in fields]
+        need = max(t.shape[0] for t in tables)
+        if need > self.capacity:
+            self.capacity = max(need, int(1.25 * self.capacity))
+            self.table0 = wp.zeros(self.capacity, dtype=wp.vec4f, device=self.device)
+            self.table1 = wp.zeros(self.capacity, dtype=wp.vec4f, device=self.device)
+            self.stale = True
+        rec = np.zeros(2, dtype=self.k.SdfPose.numpy_dtype())
+        for j, (field, table, target) in enumerate(zip(fields, tables,
+                                                       (self.table0, self.table1))):
+            wp.copy(target, wp.array(table, dtype=wp.vec4f, device=self.device),
+                    count=table.shape[0])
+            pose = field.pose(1.0)
+            a, b = field.grid.index_transform(pose.rotation, pose.translation)
+            rec["a"][j], rec["b"][j] = a, b
+            rec["rot"][j], rec["trans"][j] = pose.rotation, pose.translation
+        self.poses.assign(rec)
+        self.dims.assign(np.array([[int(n) for n in f.grid.shape] for f in fields],
+                                  dtype=np.int32))
 
 
 def upload_block(collider: SdfCollider, device: Any) -> tuple[Any, Any]:

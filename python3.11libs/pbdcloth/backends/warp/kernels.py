@@ -971,7 +971,8 @@ def _contact_funcs(t: KernelTypes) -> SimpleNamespace:
 
 def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamespace
                  ) -> SimpleNamespace:
-    """``collide_sdf``: one signed distance field collider per launch (``sdf_sample``)."""
+    """``collide_sdf``: one signed distance field collider per launch (``sdf_sample``);
+    ``collide_sdf_sequence``: one level-set sequence (two fields blended) per launch."""
     scalar, vec3, _, _, module = t
     zero, one = scalar(0.0), scalar(1.0)
     min_gradient = scalar(MIN_GRADIENT)
@@ -1133,7 +1134,99 @@ def _sdf_kernels(t: KernelTypes, records: SimpleNamespace, contact: SimpleNamesp
         contact_normal[i] = n
         surface_velocity[i] = surface / h
 
-    return SimpleNamespace(collide_sdf=collide_sdf, sdf_sample=sdf_sample)
+    @wp.func(module=module)
+    def sdf_field(table: wp.array(dtype=wp.vec4f), dims: wp.vec3i, pose: SdfPose, x: vec3):
+        """(phi, unit world normal) of one field at x; the normal is zero where the
+        interpolated gradient is shorter than MIN_GRADIENT, as SdfCollider.query."""
+        s = sdf_sample(table, dims, pose.a * x + pose.b)
+        g = vec3(scalar(s[1]), scalar(s[2]), scalar(s[3]))
+        glen = wp.length(g)
+        n = vec3(zero, zero, zero)
+        if glen > min_gradient:
+            n = pose.rot * (g * (one / glen))
+        return scalar(s[0]), n
+
+    @wp.func(module=module)
+    def sequence_query(table0: wp.array(dtype=wp.vec4f), table1: wp.array(dtype=wp.vec4f),
+                       dims: wp.array(dtype=wp.vec3i), poses: wp.array(dtype=SdfPose),
+                       alpha: scalar, x: vec3):
+        """The blend (1 - alpha) phi_k + alpha phi_k+1 and its unit normal at x, where both
+        fields know a direction; one field's value where only it does; neither: the larger
+        distance and no direction. Mirrors SdfSequence.query."""
+        if alpha == zero:
+            return sdf_field(table0, dims[0], poses[0], x)
+        phi1, n1 = sdf_field(table1, dims[1], poses[1], x)
+        if alpha == one:
+            return phi1, n1
+        phi0, n0 = sdf_field(table0, dims[0], poses[0], x)
+        k0 = wp.dot(n0, n0) > zero
+        k1 = wp.dot(n1, n1) > zero
+        phi = (one - alpha) * phi0 + alpha * phi1
+        n = n0 * (one - alpha) + n1 * alpha
+        if k1 and not k0:
+            phi = phi1
+            n = n1
+        elif k0 and not k1:
+            phi = phi0
+            n = n0
+        length = wp.length(n)
+        if length > zero:
+            n = n / length
+        else:
+            n = vec3(zero, zero, zero)
+        if not (k0 or k1):
+            phi = wp.max(phi0, phi1)
+        return phi, n
+
+    @wp.kernel(module=module)
+    def collide_sdf_sequence(
+        p: wp.array(dtype=vec3),
+        x_prev: wp.array(dtype=vec3),
+        inv_mass: wp.array(dtype=scalar),
+        thickness_scale: wp.array(dtype=scalar),
+        friction_scale: wp.array(dtype=scalar),
+        table0: wp.array(dtype=wp.vec4f),
+        table1: wp.array(dtype=wp.vec4f),
+        dims: wp.array(dtype=wp.vec3i),
+        poses: wp.array(dtype=SdfPose),
+        alpha0: scalar,
+        alpha1: scalar,
+        thickness: scalar,
+        mu_s: scalar,
+        mu_k: scalar,
+        h: scalar,
+        contact: wp.array(dtype=wp.int32),
+        contact_normal: wp.array(dtype=vec3),
+        surface_velocity: wp.array(dtype=vec3),
+    ):
+        """Push a free particle out of a level-set sequence at the substep's end (frame k's
+        field in ``table0``, frame k + 1's in ``table1``, blended at ``alpha1``), with friction
+        against the blend's normal motion -(phi(q, alpha1) - phi(q, alpha0)) n at the pushed
+        point q (a level set has no tangential motion). Discrete, as on numpy.
+
+        Mirrors pbdcloth.colliders.response.project_contacts with an SdfSequence (without a
+        surface mesh)."""
+        i = wp.tid()
+        if inv_mass[i] <= zero:
+            return
+        xi = p[i]
+        own = thickness * thickness_scale[i]
+        phi, n = sequence_query(table0, table1, dims, poses, alpha1, xi)
+        if not (phi < own) or not (wp.dot(n, n) > zero):
+            return
+        depth = own - phi
+        q = xi + n * depth
+        phi_end, n_end = sequence_query(table0, table1, dims, poses, alpha1, q)
+        phi_start, n_start = sequence_query(table0, table1, dims, poses, alpha0, q)
+        surface = n_end * (-(phi_end - phi_start))
+        fs = friction_scale[i]
+        p[i] = contact_friction(q, x_prev[i], surface, n, depth, mu_s * fs, mu_k * fs)
+        contact[i] = 1
+        contact_normal[i] = n
+        surface_velocity[i] = surface / h
+
+    return SimpleNamespace(collide_sdf=collide_sdf, sdf_sample=sdf_sample,
+                           collide_sdf_sequence=collide_sdf_sequence)
 
 
 def _shape_kernels(t: KernelTypes, contact: SimpleNamespace) -> SimpleNamespace:
