@@ -9,6 +9,8 @@ intersections (Möller and Trumbore 1997). Every setting an assertion depends on
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 from pbdcloth import ClothSettings, ClothSolver
@@ -17,6 +19,9 @@ from pbdcloth.colliders import MeshCollider, MeshColliderError, SolverInputError
 from pbdcloth.colliders.broadphase import BoxGrid
 from pbdcloth.colliders.ccd import first_crossing
 from pbdcloth.scenes.props import box_mesh, capsule_mesh
+
+if TYPE_CHECKING:
+    from conftest import BackendCase
 
 FPS = 24.0
 
@@ -533,12 +538,14 @@ def test_an_animated_usd_mesh_is_read_at_the_frames_time_codes(tmp_path) -> None
 
 
 # --- Must show: a VDB sequence drapes like the same motion as a mesh sequence ----------------
-def test_a_vdb_sequence_and_the_same_mesh_sequence_drape_alike(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_vdb_sequence_and_the_same_mesh_sequence_drape_alike(  # type: ignore[no-untyped-def]
+        tmp_path, backend: BackendCase) -> None:
     """A ball mesh that rises 0.2 m and grows from 0.25 to 0.3 m over 12 frames, under a
     falling 0.9 m sheet: once as a MeshCollider on the mesh frames, once as an SdfSequence of
-    .vdb files made from the same frames by OpenVDB (1 cm voxels). Drapes are chaotic, so
-    statistics: the mean particle deviation stays within 4 voxels and the centroids within
-    2 cm, while the same VDB held still at its first frame puts the centroid 0.1 m off."""
+    .vdb files made from the same frames by OpenVDB (1 cm voxels), on each backend. Drapes are
+    chaotic, so statistics: the mean particle deviation stays within 4 voxels and the centroids
+    within 2 cm, while the same VDB held still at its first frame puts the centroid 0.1 m
+    off."""
     pytest.importorskip("pyopenvdb")
     from pbdcloth.colliders import SdfCollider, SdfSequence
     from pbdcloth.colliders.vdb_io import level_set_from_mesh, write_level_set
@@ -557,10 +564,11 @@ def test_a_vdb_sequence_and_the_same_mesh_sequence_drape_alike(tmp_path) -> None
     s = ClothSettings(substeps=10, iterations=4, thickness=0.01, friction=0.3,
                       static_friction=0.3, model="xpbd", stretch_compliance=1e-7,
                       shear_compliance=1e-6, bend_compliance=1.0, damping=0.3, tethers=False,
-                      self_collision=False, backend="numpy", hierarchy=False)
+                      self_collision=False, hierarchy=False, **backend.settings)
 
     def drape(collider: object) -> np.ndarray:
         solver = ClothSolver(pos, tris, settings=s, colliders=[collider])
+        assert solver.backend.name == backend.name
         for _ in range(24):
             solver.step(1.0 / FPS)
         return np.array(solver.positions)
