@@ -1,5 +1,6 @@
-"""Deforming polygon colliders in the solver SOP (Polygon Colliders = Triangles), on the
-stub-checked Houdini double: the points of input 1 drive a MeshCollider every frame."""
+"""Deforming polygon colliders in the solver SOP, on the stub-checked Houdini double: with
+Polygon Colliders = Triangles the points of input 1 drive a MeshCollider every frame; with VDB
+from Polygons their level set is made again every frame once they move (an SdfSequence)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,45 @@ def test_deforming_polygons_drive_a_mesh_collider_every_frame(hou) -> None:  # t
     still, _, _ = _solver(hou, lambda f: scenes.geometry(platform(1), FACES), "/obj/still")
     q = still._cook(12, sops.cook_solver)._point_values["P"]
     assert np.abs(q - p).max() > 0.05
+
+
+@pytest.mark.slow  # about 20 s: CI runs it (./scripts/test.sh --all)
+def test_deforming_polygons_as_vdb_are_converted_again_every_frame(hou) -> None:  # type: ignore
+    """Polygon Colliders = VDB from Polygons (the default) on the deforming slab: from the first
+    frame its points move, the solver makes its level set again at every frame, as a headless
+    SdfSequence of the same conversions gives bit for bit, with no warning; the slab held at
+    its start shape gives another drape."""
+    from pbdcloth.colliders import SdfSequence
+    from pbdcloth.houdini import vdb as hvdb
+
+    voxel = float(ops.COLLIDER_VOXEL_SIZE.decl.default)
+    band = int(ops.COLLIDER_BAND_VOXELS.decl.default)
+    pos, quads = scenes.grid_quads(9, 9, size=0.5, height=0.45)
+    pre = scenes.sop(ops.PREPROCESS, "/obj/pre",
+                     [scenes.source("/obj/g", lambda f: scenes.geometry(pos, quads))],
+                     pin_group="")
+    node = scenes.sop(ops.SOLVER, "/obj/solver",
+                      [scenes.cooked(pre, sops.cook_preprocess),
+                       scenes.source("/obj/col", lambda f: scenes.geometry(platform(f), FACES))],
+                      substeps=8, thickness=0.01)
+    p = node._cook(12, sops.cook_solver)._point_values["P"]
+    assert not node._warnings
+
+    def level_set(f: int):  # type: ignore[no-untyped-def]
+        made = hvdb.polygons_to_vdb(scenes.geometry(platform(f), FACES), voxel, band)
+        return hvdb.sdf_collider(hvdb.read_vdb(made.prims()[0]))
+
+    ref = ClothSolver(pos, quads, settings=ClothSettings(substeps=8, thickness=0.01),
+                      colliders=[SdfSequence(level_set, first_frame=1)])
+    for _ in range(11):
+        ref.step(1.0 / 24.0)
+    assert np.array_equal(p, ref.positions.astype(np.float32).astype(np.float64))
+    still = scenes.sop(ops.SOLVER, "/obj/still",
+                       [scenes.cooked(pre, sops.cook_preprocess),
+                        scenes.source("/obj/col0", lambda f: scenes.geometry(platform(1), FACES))],
+                       substeps=8, thickness=0.01)
+    q = still._cook(12, sops.cook_solver)._point_values["P"]
+    assert np.abs(q - p).max() > 0.02
 
 
 def test_a_topology_change_of_the_collision_polygons_is_a_node_error_naming_the_frame(

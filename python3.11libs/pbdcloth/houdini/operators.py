@@ -177,10 +177,13 @@ COLLIDER_METHOD = Parameter(Setting(
     name="collider_method", kind=KIND_STRING, default="sdf", minimum=None, maximum=None,
     unit="", label="Polygon Colliders", group=GROUP_COLLIDER_INPUT,
     help="How closed polygons of input 1 collide. VDB from Polygons: a signed distance field "
-    "made once at the start frame (rigid, the start shape). Triangles: the polygons "
-    "themselves, their points read at every simulated frame (deforming characters; the "
-    "polygons must stay the same, a change is a node error naming the frame).",
-    choices=(("sdf", "VDB from Polygons (start frame)"),
+    "made at the start frame, and made again at every frame once their points move (blended "
+    "across the substeps; discrete contacts, friction against the level set's normal motion "
+    "only). Triangles: the polygons themselves, their points read at every simulated frame, "
+    "continuous contacts and friction that carries the cloth along the surface (deforming "
+    "characters; the polygons must stay the same, a change is a node error naming the "
+    "frame).",
+    choices=(("sdf", "VDB from Polygons (again when they move)"),
              ("triangles", "Triangles (deforming, every frame)")),
 ))
 
@@ -353,9 +356,10 @@ def solver_operator(settings: tuple[Setting, ...] = CLOTH_SETTINGS) -> Operator:
             "Simulates the preprocessed cloth of input 0 with position based dynamics (PBD or "
             "XPBD), from the start frame to the current frame. Input 1 (optional) holds colliders, "
             "read at every simulated frame: VDB signed distance fields (an animated VDB moves its "
-            "collider rigidly, frame by frame), or closed polygons, converted once at the start "
-            "frame or, with Polygon Colliders = Triangles, collided with as triangles whose "
-            "points are read every frame. Input 2 (optional) animates the pinned points: its "
+            "collider rigidly, frame by frame; a VDB whose voxels change is read again every "
+            "frame), or closed polygons, converted with VDB from Polygons at the start frame and "
+            "again at every frame once they move or, with Polygon Colliders = Triangles, "
+            "collided with as triangles whose points are read every frame. Input 2 (optional) animates the pinned points: its "
             "points with the same numbers as the pins give their targets, read at every "
             "simulated frame. Animated "
             "parameters are sampled at each simulated frame. Every simulated frame is cached on "

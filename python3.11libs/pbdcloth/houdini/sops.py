@@ -505,10 +505,13 @@ class DeformingCollider(Protocol):
 class CollisionInput:
     """The collision input (input 1), read at each simulated frame.
 
-    VDB signed distance fields move their colliders rigidly (the voxels are read once at the
-    start frame; their lattice placement each frame). Closed polygons are converted once with
-    *VDB from Polygons*; their points are read each frame: a :class:`DeformingCollider` made
-    from them is handed the new points, any other marks the input :attr:`deformed`.
+    VDB signed distance fields move their colliders rigidly (their lattice placement each
+    frame); once their voxels change, they become a level-set sequence read every frame.
+    Closed polygons are converted with *VDB from Polygons* at the start frame; their points are
+    read each frame: a :class:`DeformingCollider` made from them is handed the new points, and
+    the level set made from them is made again at every frame once the points move (a
+    level-set sequence). Only polygons that *VDB from Polygons* turns into more than one level
+    set mark the input :attr:`deformed` (their start shape is kept).
 
     Attributes:
         vdb_numbers: primitive number of each VDB collider (the first solver colliders).
@@ -534,6 +537,10 @@ class CollisionInput:
     vdb_voxels: list[str] = field(default_factory=list)
     """Digest of each VDB's voxels at the start frame: when they change (a VDB from Polygons
     of a deforming character, per frame) the collider becomes a level-set sequence."""
+    polygon_voxel: float = 0.0
+    """Collider Voxel Size [m] of the polygons' level sets (Polygon Colliders = VDB)."""
+    polygon_band: int = 0
+    """Collider Band Voxels of the polygons' level sets."""
 
     def place(self, colliders: list["Collider"], frame: int, move: bool) -> str:
         """Read input 1 at ``frame``; with ``move``, give each VDB collider its motion from the
@@ -580,14 +587,50 @@ class CollisionInput:
             points = hgeo.read_positions(geo)
             digest = _digest(str(points.shape[0]), points.tobytes())
             parts.append(digest)
-            mesh = colliders[len(self.vdb_numbers)] if len(colliders) > len(self.vdb_numbers) \
-                else None
+            extra = len(colliders) - len(self.vdb_numbers)
+            mesh = colliders[len(self.vdb_numbers)] if extra > 0 else None
             if isinstance(mesh, DeformingCollider):
                 if move:
                     mesh.set_points(points)
+            elif isinstance(mesh, SdfSequence):
+                pass  # it converts its frames itself
             elif digest != self.polygon_points:
-                self.deformed = True
+                if extra == 1 and mesh is not None:
+                    if move:
+                        colliders[len(self.vdb_numbers)] = self._polygon_sequence(mesh, frame)
+                else:
+                    self.deformed = True
         return _digest(*parts)
+
+    def _polygon_sequence(self, previous: "Collider", frame: int) -> "Collider":
+        """Closed polygons whose points moved: from here on an
+        :class:`~pbdcloth.colliders.sdf_sequence.SdfSequence` of their level set made by
+        *VDB from Polygons* at every frame (blended across the substeps), starting from
+        ``previous`` (their start-frame shape, which they kept until the frame before
+        ``frame``)."""
+        from .vdb import VdbError, polygons_to_vdb, read_vdb, sdf_collider
+
+        def level_set(f: int) -> Any:
+            if f == frame - 1:
+                return previous
+            geo = _input_at(self.node, 1, f)
+            if geo is None or geo.primCount() != self.prim_count:
+                raise hgeo.GeometryError(f"input 1 changed its primitives at frame {f}")
+            import hou
+
+            polys = hou.Geometry(geo)
+            drop = [p for p in polys.prims() if not isinstance(p, hou.Polygon)]
+            if drop:
+                polys.deletePrims(drop)
+            made = [p for p in polygons_to_vdb(polys, self.polygon_voxel,
+                                               self.polygon_band).prims()
+                    if isinstance(p, hou.VDB)]
+            if len(made) != 1:
+                raise VdbError(f"VDB from Polygons made {len(made)} level sets from the "
+                               f"collision polygons at frame {f}, 1 at the start frame")
+            return sdf_collider(read_vdb(made[0]))
+
+        return SdfSequence(level_set, frame - 1, name="input 1 polygons (VDB per frame)")
 
 
     def _sequence(self, previous: "Collider", number: int, frame: int, dense: Any
@@ -701,6 +744,8 @@ def _collision_input(node: "hou.SopNode", start: int) -> tuple[list["Collider"],
         else:
             points = hgeo.read_positions(geo)
             collision.polygon_points = _digest(str(points.shape[0]), points.tobytes())
+            collision.polygon_voxel = float(voxel_size)
+            collision.polygon_band = int(band)
     return colliders, collision
 
 
@@ -796,9 +841,9 @@ def cook_solver(node: "hou.SopNode") -> None:
         assert isinstance(stepper, ClothSolverStepper)
         stepper.write(geo, snapshot)
         if stepper.collision.deformed:
-            node.addWarning("the collision polygons deform; VDB from Polygons collides with "
-                            "their start-frame shape (set Polygon Colliders to Triangles to "
-                            "follow them)")
+            node.addWarning("the collision polygons deform, but VDB from Polygons makes "
+                            "several level sets of them; they collide with their start-frame "
+                            "shape (set Polygon Colliders to Triangles to follow them)")
 
 
 def _pin_flags(cloth: "hou.Geometry") -> F64:
