@@ -375,7 +375,9 @@ def test_editing_the_collider_animation_invalidates_the_cached_frames(hou) -> No
     assert _sim(node) is not sim and _sim(node).cache.frames() == list(range(1, 9))
 
 
-def test_deforming_collision_polygons_are_read_per_frame_and_warned_about(hou) -> None:
+def test_deforming_collision_polygons_are_read_and_converted_per_frame(hou) -> None:
+    from pbdcloth.colliders import SdfSequence
+
     ball, faces = scenes.grid_quads(4, 4, size=0.4, height=0.5)
 
     def polygons(frame: float):  # type: ignore[no-untyped-def]
@@ -388,7 +390,8 @@ def test_deforming_collision_polygons_are_read_per_frame_and_warned_about(hou) -
     assert not node.warnings()
     node._cook(4, sops.cook_solver)
     assert [f for i, f in node._input_frames if i == 1].count(3.0) >= 1  # every frame read
-    assert any("deform" in w for w in node.warnings())
+    assert not node.warnings()  # no start-frame shape kept: nothing to warn about
+    assert isinstance(_sim(node).stepper.solver.colliders[0], SdfSequence)
 
 
 @pytest.mark.parametrize("extra", [
