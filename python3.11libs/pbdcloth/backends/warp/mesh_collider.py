@@ -87,13 +87,16 @@ class _Grid:
         self.hi = wp.zeros(boxes, dtype=vec3, device=device)
         self.clo = wp.zeros(boxes, dtype=wp.vec3i, device=device)
         self.chi = wp.zeros(boxes, dtype=wp.vec3i, device=device)
+        self.big = wp.zeros(max(boxes, 1), dtype=wp.int32, device=device)
+        self.big_count = wp.zeros(1, dtype=wp.int32, device=device)
         self.params = wp.zeros(GP_SIZE, dtype=scalar, device=device)
 
     def issue_build(self, launch: Any, mk: Any, over: Any, slot: int) -> None:
         """Count, scan and fill the boxes ``lo``, ``hi`` into the buckets."""
-        launch(mk.grid_clear, self.buckets, [self.count, self.cursor])
+        launch(mk.grid_clear, self.buckets, [self.count, self.cursor, self.big_count])
         launch(mk.grid_count, self.boxes, [self.lo, self.hi, self.params, self.mask,
-                                           self.count, self.clo, self.chi])
+                                           self.count, self.clo, self.chi, self.big,
+                                           self.big_count])
         launch(mk.scan_blocks, self.blocks, [self.count, self.buckets, SCAN_BLOCK, self.start,
                                              self.sums])
         launch(mk.scan_top, 1, [self.sums, self.offsets])
@@ -103,7 +106,8 @@ class _Grid:
                                           self.cursor, self.entries, over, slot])
 
     def query_args(self) -> list[Any]:
-        return [self.params, self.mask, self.start, self.entries, self.clo]
+        return [self.params, self.mask, self.start, self.entries, self.clo, self.big,
+                self.big_count]
 
 
 class DeviceMeshCollider:
@@ -181,8 +185,10 @@ class DeviceMeshCollider:
         hi = np.maximum(start.max(axis=0), end.max(axis=0)) + 2.0 * band
         corners = start[self.tri_np]
         extent = corners.max(axis=1) - corners.min(axis=1)
-        tri_cell = max(TRIANGLE_CELL * (float(extent.mean()) + 2.0 * band), 1e-6)
-        vert_cell = max(VERTEX_CELL * self.edge_length, 2.0 * band, 1e-6)
+        # Cells no finer than the region / 1e9, so that cell numbers stay within int32.
+        floor = max(float(np.abs(lo).max()), float(np.abs(hi).max()), 1.0) * 1e-9
+        tri_cell = max(TRIANGLE_CELL * (float(extent.mean()) + 2.0 * band), 1e-6, floor)
+        vert_cell = max(VERTEX_CELL * self.edge_length, 2.0 * band, 1e-6, floor)
         for grid, cell in ((self.tri_grid, tri_cell), (self.vert_grid, vert_cell)):
             params = np.zeros(GP_SIZE)
             params[GP_INV] = 1.0 / cell

@@ -13,7 +13,9 @@ cells' hashed keys (count, scan, fill). A query box reads the entries of the cel
 overlaps; an entry is taken in the first cell that the query and the entry share (per axis
 the larger of the two ranges' low ends), so it is seen once, and only when the two boxes
 overlap exactly. (Entering each box once, in its low corner's cell, and reading one more
-cell per axis measured 1.4x slower on the skirt: more cells per query.) The grid is built anew each substep (a counting sort is linear in the boxes,
+cell per axis measured 1.4x slower on the skirt: more cells per query.) A box over more than
+:data:`BIG_CELLS` cells (a long thin fan triangle, a fast vertex) is kept out of the cells, in
+a list every query reads; a query box that big reads every box directly. The grid is built anew each substep (a counting sort is linear in the boxes,
 so refitting and rebuilding cost the same). Entries within a cell are in thread order, which
 varies on a GPU: every choice among pairs (the earliest crossing, the most violated pair, the
 largest push) breaks ties by the lower index, so results never depend on that order.
@@ -48,6 +50,10 @@ OVER_VERTICES = 1  # the collider-vertex grid's entries
 OVER_CANDIDATES = 2  # a cloth vertex's candidate triangles
 OVER_TRIANGLE_CANDIDATES = 3  # a cloth triangle's candidate collider vertices
 OVER_SIZE = 4
+
+#: A box over more cells than this is *big*: kept out of the cells, in a list that every query
+#: reads (a big query reads every box instead of the cells).
+BIG_CELLS = 64
 
 #: Slots of a grid's parameters (scalar array): 1 / cell [1/m], the region's corners [m].
 GP_INV = 0
@@ -249,6 +255,18 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         return 1
 
     @wp.func(module=module)
+    def is_big(a: wp.vec3i, b: wp.vec3i) -> int:
+        """1 when the cell range a..b holds more than BIG_CELLS cells."""
+        dx = b[0] - a[0] + 1
+        dy = b[1] - a[1] + 1
+        dz = b[2] - a[2] + 1
+        if dx > BIG_CELLS or dy > BIG_CELLS or dz > BIG_CELLS:
+            return 1
+        if dx * dy * dz > BIG_CELLS:
+            return 1
+        return 0
+
+    @wp.func(module=module)
     def first_shared(c: wp.vec3i, qlo: wp.vec3i, elo: wp.vec3i) -> int:
         """1 when cell c is the first cell that a query from qlo and an entry from elo share."""
         if c[0] != wp.max(qlo[0], elo[0]) or c[1] != wp.max(qlo[1], elo[1]):
@@ -297,21 +315,29 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
 
     # --- the grid -----------------------------------------------------------------------------
     @wp.kernel(module=module)
-    def grid_clear(count: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32)):
+    def grid_clear(count: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32),
+                   big_count: wp.array(dtype=wp.int32)):
         b = wp.tid()
         count[b] = 0
         cursor[b] = 0
+        if b == 0:
+            big_count[0] = 0
 
     @wp.kernel(module=module)
     def grid_count(lo: wp.array(dtype=vec3), hi: wp.array(dtype=vec3),
                    gp: wp.array(dtype=scalar), mask: int, count: wp.array(dtype=wp.int32),
-                   clo: wp.array(dtype=wp.vec3i), chi: wp.array(dtype=wp.vec3i)):
-        """Each box's cell range, and one count in the bucket of every cell it overlaps."""
+                   clo: wp.array(dtype=wp.vec3i), chi: wp.array(dtype=wp.vec3i),
+                   big: wp.array(dtype=wp.int32), big_count: wp.array(dtype=wp.int32)):
+        """Each box's cell range, and one count in the bucket of every cell it overlaps; a big
+        box goes to the big list instead (its range left empty)."""
         m = wp.tid()
         inv = gp[GP_INV]
         a = cell_of(lo[m], inv)
         b = cell_of(hi[m], inv)
         clo[m] = a
+        if is_big(a, b) != 0:
+            big[wp.atomic_add(big_count, 0, 1)] = m
+            b = a - wp.vec3i(1, 1, 1)
         chi[m] = b
         for cx in range(a[0], b[0] + 1):
             for cy in range(a[1], b[1] + 1):
@@ -383,16 +409,33 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
     @wp.func(module=module)
     def search(i: int, lo: vec3, hi: vec3, gp: wp.array(dtype=scalar), mask: int,
                start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-               clo: wp.array(dtype=wp.vec3i), blo: wp.array(dtype=vec3),
+               clo: wp.array(dtype=wp.vec3i), big: wp.array(dtype=wp.int32),
+               big_count: wp.array(dtype=wp.int32), blo: wp.array(dtype=vec3),
                bhi: wp.array(dtype=vec3), slots: int, cand: wp.array(dtype=wp.int32),
                over: wp.array(dtype=wp.int32), what: int) -> int:
         """The grid's boxes that overlap [lo, hi], into query i's slots; returns their count
         (at most ``slots``; more sets the overflow flag ``what``)."""
         n = int(0)
-        if in_region(lo, hi, gp) != 0:
-            inv = gp[GP_INV]
-            qa = cell_of(lo, inv)
-            qb = cell_of(hi, inv)
+        if in_region(lo, hi, gp) == 0:
+            return n
+        lo = wp.max(lo, vec3(gp[GP_LO], gp[GP_LO + 1], gp[GP_LO + 2]))
+        hi = wp.min(hi, vec3(gp[GP_HI], gp[GP_HI + 1], gp[GP_HI + 2]))
+        inv = gp[GP_INV]
+        qa = cell_of(lo, inv)
+        qb = cell_of(hi, inv)
+        if is_big(qa, qb) != 0:  # read every box
+            for j in range(blo.shape[0]):
+                if overlap(lo, hi, blo[j], bhi[j]) != 0:
+                    if n < slots:
+                        cand[i * slots + n] = j
+                    n += 1
+        else:
+            for s in range(big_count[0]):
+                j = big[s]
+                if overlap(lo, hi, blo[j], bhi[j]) != 0:
+                    if n < slots:
+                        cand[i * slots + n] = j
+                    n += 1
             cap = entries.shape[0]
             for cx in range(qa[0], qb[0] + 1):
                 for cy in range(qa[1], qb[1] + 1):
@@ -419,6 +462,7 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                    ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
                    gp: wp.array(dtype=scalar), mask: int, start: wp.array(dtype=wp.int32),
                    entries: wp.array(dtype=wp.int32), clo: wp.array(dtype=wp.vec3i),
+                   big: wp.array(dtype=wp.int32), big_count: wp.array(dtype=wp.int32),
                    tlo: wp.array(dtype=vec3), thi: wp.array(dtype=vec3), slots: int,
                    cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32),
                    over: wp.array(dtype=wp.int32)):
@@ -439,8 +483,8 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         hi = hi + g
         ref_lo[i] = lo
         ref_hi[i] = hi
-        ncand[i] = search(i, lo, hi, gp, mask, start, entries, clo, tlo, thi, slots, cand,
-                          over, OVER_CANDIDATES)
+        ncand[i] = search(i, lo, hi, gp, mask, start, entries, clo, big, big_count, tlo, thi,
+                          slots, cand, over, OVER_CANDIDATES)
 
     @wp.kernel(module=module)
     def triangle_candidates(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -448,7 +492,8 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                             ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
                             gp: wp.array(dtype=scalar), mask: int,
                             start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
-                            clo: wp.array(dtype=wp.vec3i), vlo: wp.array(dtype=vec3),
+                            clo: wp.array(dtype=wp.vec3i), big: wp.array(dtype=wp.int32),
+                            big_count: wp.array(dtype=wp.int32), vlo: wp.array(dtype=vec3),
                             vhi: wp.array(dtype=vec3), slots: int,
                             cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32),
                             over: wp.array(dtype=wp.int32)):
@@ -472,8 +517,8 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         hi = hi + g
         ref_lo[f] = lo
         ref_hi[f] = hi
-        ncand[f] = search(f, lo, hi, gp, mask, start, entries, clo, vlo, vhi, slots, cand,
-                          over, OVER_TRIANGLE_CANDIDATES)
+        ncand[f] = search(f, lo, hi, gp, mask, start, entries, clo, big, big_count, vlo, vhi,
+                          slots, cand, over, OVER_TRIANGLE_CANDIDATES)
 
     @wp.func(module=module)
     def winding(x: vec3, v0: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i)) -> scalar:
