@@ -345,8 +345,8 @@ class MeshCollider(ClothContactCollider):
                                          friction_scale)
         pushed = project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
                                            self._triangle_pairs, triangle_thickness)
-        recheck(P, X, np.union1d(touched, pushed), free, sub, self._tri_grid, self._cloth_pairs,
-                vertex_thickness)
+        recheck(P, X, np.append(touched, pushed), free, sub, self._tri_grid,
+                self._cloth_pairs, vertex_thickness)
         return int(touched.size)
 
     # --- the generic collider queries ----------------------------------------------------------
