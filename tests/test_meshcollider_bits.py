@@ -19,9 +19,9 @@ of any result bit in any frame changes them. What each case covers:
 - ``plane``: cloth starting exactly in a mesh's plane, with degenerate triangles (zero sides).
 - ``bench`` (slow): the benchmark's scene, 10k particles on a 19,712-triangle body.
 
-The mutation check: changing any tie rule, cull bound or order of the pair lists changes at
-least one digest (tried: ``_first_per_group`` keeping the later pair, the continuous test's
-loose bound without its 1e-12, ``MAX_SUSPECTS`` = 0).
+The mutation check: each of these changes at least one digest (tried): ``_first_per_group``
+keeping the later pair of a tie; the continuous test's loose bound without the triangles' own
+motion; the fail-safe's cull passing only vertices 1 cm behind a plane; ``MAX_SUSPECTS`` = 0.
 """
 
 from __future__ import annotations
