@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F, I
-from ..selfcollision.lists import row_runs
+from ..selfcollision.lists import RowBounds, row_runs
 
 __all__ = ["BoxGrid", "PairList"]
 
@@ -31,6 +31,8 @@ __all__ = ["BoxGrid", "PairList"]
 MAX_ROWS = 1 << 20
 #: Up to this many big boxes are tested against every query directly; more get a grid.
 BIG_DIRECT = 64
+#: Rows per box above which the grid keeps no per-row extents (:class:`RowBounds`).
+MAX_ROWS_PER_BOX = 64
 
 
 class BoxGrid:
@@ -86,13 +88,22 @@ class BoxGrid:
         c = np.take(centre, self.order, axis=1)
         iu = ((c[u] - lo[u]) * self.inv).astype(np.int64)
         iw = ((c[w] - lo[w]) * self.inv).astype(np.int64)
-        comp = (iu * self.nw + iw) * self.width + (c[s] - lo[s])
+        row = iu * self.nw + iw
+        comp = row * self.width + (c[s] - lo[s])
         perm = np.argsort(comp, kind="stable")
         self.order = self.order.take(perm)
         self.comp = comp.take(perm)
         self.centre = np.take(c, perm, axis=1)
         self.half = np.take(half, self.order, axis=1)
+        self.box_lo, self.box_hi = self.centre - self.half, self.centre + self.half
         self.reach = self.half.max(axis=1) if self.half.shape[1] else np.zeros(3)
+        self.bounds: RowBounds | None = None
+        rows = self.nu * self.nw
+        if rows <= MAX_ROWS_PER_BOX * max(self.order.size, 1):
+            size = 1.0 + float(np.abs(self.box_lo).max() if self.order.size else 0.0) + float(
+                np.abs(self.box_hi).max() if self.order.size else 0.0)
+            self.bounds = RowBounds(row.take(perm), self.box_lo, self.box_hi, self.half[s],
+                                    rows, 1e-9 * size)
         self._mark_occupied()
 
     def _mark_occupied(self) -> None:
@@ -160,15 +171,14 @@ class BoxGrid:
         """(query, small box) pairs from the sorted rows."""
         assert self.axes is not None
         s, u, w = self.axes
-        box, start, stop = row_runs(self, lo, hi, self.reach)
+        box, start, stop = row_runs(self, lo, hi, self.reach, self.bounds)
         count = np.maximum(stop - start, 0)
         pair_q = np.repeat(box, count)
         offs = np.arange(pair_q.size, dtype=np.int64) - np.repeat(
             np.cumsum(count) - count - start, count)
         for k in (u, w, s):  # exact overlap, one axis at a time on the survivors
-            x = self.centre[k].take(offs)
-            p = self.half[k].take(offs)
-            keep = (x + p >= lo[k].take(pair_q)) & (x - p <= hi[k].take(pair_q))
+            keep = (self.box_hi[k].take(offs) >= lo[k].take(pair_q)) & (
+                self.box_lo[k].take(offs) <= hi[k].take(pair_q))
             pair_q, offs = pair_q[keep], offs[keep]
         return pair_q, self.order.take(offs)
 
