@@ -73,8 +73,9 @@ class BoxGrid:
         if self.small is None or not np.array_equal(self.small, small):
             self.small = small
             self.order = np.flatnonzero(small).astype(np.intp)
-        lo = centre[:, small].min(axis=1) if small.any() else np.zeros(3)
-        ext = (centre[:, small].max(axis=1) if small.any() else np.zeros(3)) - lo
+        c = np.take(centre, self.order, axis=1)  # the small boxes' centres
+        lo = c.min(axis=1) if self.order.size else np.zeros(3)
+        ext = (c.max(axis=1) if self.order.size else np.zeros(3)) - lo
         if self.axes is None:  # chosen once: the sweep axis only affects speed, not results
             s = int(np.argmax(ext))
             u, w = [k for k in range(3) if k != s]
@@ -85,7 +86,6 @@ class BoxGrid:
         self.nu = int(ext[u] * self.inv) + 1
         self.nw = int(ext[w] * self.inv) + 1
         self.width = 2.0 * float(ext[s]) + 1.0
-        c = np.take(centre, self.order, axis=1)
         iu = ((c[u] - lo[u]) * self.inv).astype(np.int64)
         iw = ((c[w] - lo[w]) * self.inv).astype(np.int64)
         row = iu * self.nw + iw
@@ -114,7 +114,7 @@ class BoxGrid:
         self.occupied: NDArray[np.bool_] | None = None
         if self.half.shape[1] == 0:
             return
-        lo, hi = self.centre - self.half, self.centre + self.half
+        lo, hi = self.box_lo, self.box_hi
         self.coarse = max(float(2.0 * self.reach.max()), self.cell, 1e-9)
         self.coarse_origin = lo.min(axis=1) - self.coarse
         dims = ((hi.max(axis=1) - self.coarse_origin) / self.coarse).astype(np.int64) + 2
