@@ -142,13 +142,17 @@ def row_runs(grid: SortedRows, lo: F, hi: F, reach: F, bounds: RowBounds | None 
     cu1 = np.clip(np.floor((qhi[u] - o[u]) * grid.inv), -1, grid.nu - 1).astype(np.int64)
     cw0 = np.clip(np.floor((qlo[w] - o[w]) * grid.inv), 0, grid.nw - 1).astype(np.int64)
     cw1 = np.clip(np.floor((qhi[w] - o[w]) * grid.inv), -1, grid.nw - 1).astype(np.int64)
-    nw = np.maximum(cw1 - cw0 + 1, 0)
-    per_box = np.maximum(cu1 - cu0 + 1, 0) * nw
-    box = np.repeat(np.arange(lo.shape[1], dtype=np.intp), per_box)
-    local = np.arange(box.size, dtype=np.int64) - np.repeat(np.cumsum(per_box) - per_box,
-                                                            per_box)
-    nwb = nw.take(box)
-    row = (cu0.take(box) + local // nwb) * grid.nw + (cw0.take(box) + local % nwb)
+    # Each box's rows, (cu0 + du) nw + cw0 + dw for du < nu_b, dw < nw_b, du then dw: first
+    # one entry per (box, du), then one per (box, du, dw).
+    nu_b = np.maximum(cu1 - cu0 + 1, 0)
+    nw_b = np.maximum(cw1 - cw0 + 1, 0)
+    strip = np.repeat(np.arange(lo.shape[1], dtype=np.intp), nu_b)
+    du = np.arange(strip.size, dtype=np.int64) - np.repeat(np.cumsum(nu_b) - nu_b, nu_b)
+    first = (cu0.take(strip) + du) * grid.nw + cw0.take(strip)
+    per_strip = nw_b.take(strip)
+    box = np.repeat(strip, per_strip)
+    row = np.repeat(first - (np.cumsum(per_strip) - per_strip), per_strip) + np.arange(
+        box.size, dtype=np.int64)
     if bounds is None:
         x0 = np.maximum(qlo[s] - o[s], 0.0).take(box)
         x1 = np.minimum(qhi[s] - o[s], grid.width - 1.0).take(box)
