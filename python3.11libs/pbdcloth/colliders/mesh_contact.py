@@ -26,7 +26,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F, I
-from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
+from ..selfcollision.geometry import (
+    closest_point_triangle,
+    columns,
+    cross,
+    dot,
+    triangle_spheres,
+    unit,
+)
 from .broadphase import BoxGrid, PairList
 from .ccd import INSIDE_TOLERANCE, barycentric, first_crossing
 
@@ -82,6 +89,23 @@ class Substep:
     triangle_pairs: _TrianglePairs | None = None
     """The collider-vertex pairs' per-substep quantities (:func:`_triangle_pairs`)."""
     _motion: tuple[F, F, F] | None = None
+
+    _end_spheres: tuple[F, F, NDArray[np.bool_]] | None = None
+
+    @property
+    def end_spheres(self) -> tuple[F, F, NDArray[np.bool_]]:
+        """Each triangle's bounding sphere at the end pose: centroid (3, T), radius grown by
+        1e-6 of itself and by 1e-9 of the coordinates' size (T,) [m], and whether the
+        triangle is thick enough for the sphere cull (sine of its angle at a >= 1e-2)."""
+        if self._end_spheres is None:
+            a, b, c = self.corners1
+            centre, radius = triangle_spheres(a, b, c)
+            size = 1.0 + max(float(np.abs(self.lo).max()), float(np.abs(self.hi).max()))
+            ab, ac = b - a, c - a
+            n = cross(ab, ac)
+            thick = dot(n, n) >= 1e-4 * dot(ab, ab) * dot(ac, ac)
+            self._end_spheres = (centre, radius * (1.0 + 1e-6) + 1e-9 * size, thick)
+        return self._end_spheres
 
     @property
     def motion(self) -> tuple[F, F, F]:
@@ -329,6 +353,26 @@ def _drop_trapped(i: I, j: I, sub: Substep
     return ~is_trapped | own, own
 
 
+def _near_triangle(near: I, p: F, j: I, ahead: F, own: NDArray[np.bool_],
+                   thickness: float | F, i: I, sub: Substep) -> I:
+    """The pairs ``near`` (ahead of their triangle's plane by less than the thickness) that
+    can be violated: a pair ahead of the plane (``ahead`` = side (p - a1) . n1 >= 0) whose
+    vertex is farther than r + thickness from the centre of its triangle's end-pose bounding
+    sphere (radius r) is farther than the thickness from every point of the triangle, so its
+    gap (the distance, or on the face the plane distance, which there equals it) is above the
+    thickness. Pairs behind the plane, a trapped vertex's own pairs and pairs of triangles too
+    thin for a well-conditioned projection (the sine of the angle at a below 1e-2: rounding
+    within 1e4 ulp) are all kept; the bound is padded by 1e-6 r (beyond the inside test's
+    1e-7 slack) and 1e-9 of the coordinates' size, far above rounding."""
+    spheres = sub.end_spheres
+    jn = j.take(near)
+    diff = columns(p, near) - columns(spheres[0], jn)
+    reach = spheres[1].take(jn) + _pick(thickness, i.take(near))
+    far = (dot(diff, diff) > reach * reach) & (ahead.take(near) >= 0.0) & spheres[2].take(jn)
+    far &= ~own.take(near)
+    return near if not far.any() else near[~far]
+
+
 def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairList,
                            h: float, thickness: float | F, mu_static: float,
                            mu_kinetic: float, contacts: ContactBuffer,
@@ -355,7 +399,11 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
         rel = (columns(p, zero) - columns(X, i.take(zero))) - moved
         away = -np.sign(dot(rel, columns(sub.normal0, jz)))
         side[zero] = np.where(away != 0.0, away, sub.orientation or 1.0)
-    near = np.flatnonzero(side * plane1 < _pick(thickness, i))
+    ahead = side * plane1
+    near = np.flatnonzero(ahead < _pick(thickness, i))
+    if near.size == 0:
+        return _NONE
+    near = _near_triangle(near, p, j, ahead, own, thickness, i, sub)
     if near.size == 0:
         return _NONE
     i, j, p, n1, a1, side, own = (i.take(near), j.take(near), columns(p, near),
