@@ -241,8 +241,9 @@ class PairList:
             self.lo, self.hi = lo - self.margin, hi + self.margin
             self.q, self.b = self._search(active, grid, region)
             return self.q, self.b
-        out = ((np.take(lo, active, axis=1) < np.take(self.lo, active, axis=1))
-               | (np.take(hi, active, axis=1) > np.take(self.hi, active, axis=1))).any(axis=0)
+        out = ((lo < self.lo) | (hi > self.hi)).any(axis=0)  # every query, then the active
+        if active.size != lo.shape[1]:  # (all of them: ascending, distinct, 0 .. Q - 1)
+            out = out.take(active)
         if not out.any():
             return self.q, self.b
         items = active[out]
