@@ -136,8 +136,9 @@ class _VertexPairs:
     zero: I
     n1: F
     a1: F
-    free: I
-    """Pairs that are not a trapped vertex's own (the continuous test's)."""
+    free: tuple[I, I, F, F]
+    """The pairs that are not a trapped vertex's own (the continuous test's): their i, j,
+    plane0 and reach."""
 
 
 @dataclass
@@ -254,9 +255,13 @@ def _vertex_pairs(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pairs: PairL
     else:
         i, j, plane0, own = i[keep[0]], j[keep[0]], plane0[keep[0]], keep[1][keep[0]]
     side = np.where(own, sub.orientation, np.sign(plane0))  # a trapped vertex goes out
-    cache = _VertexPairs(src, X, i, j, own, plane0, sub.reach.take(j), side,
-                         np.flatnonzero(side == 0.0), columns(sub.normal1, j),
-                         columns(sub.corners1[0], j), np.flatnonzero(~own))
+    reach = sub.reach.take(j)
+    free_pairs = (i, j, plane0, reach)
+    if own.any():
+        k = np.flatnonzero(~own)
+        free_pairs = (i.take(k), j.take(k), plane0.take(k), reach.take(k))
+    cache = _VertexPairs(src, X, i, j, own, plane0, reach, side, np.flatnonzero(side == 0.0),
+                         columns(sub.normal1, j), columns(sub.corners1[0], j), free_pairs)
     sub.vertex_pairs = cache
     return cache
 
@@ -385,8 +390,8 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     if vp is None:
         return _NONE
     i, j, own, side, n1, a1 = vp.i, vp.j, vp.own, vp.side, vp.n1, vp.a1
-    _continuous(P, X, i.take(vp.free), j.take(vp.free), sub, thickness, vp.plane0.take(vp.free),
-                vp.reach.take(vp.free))
+    fi, fj, fplane0, freach = vp.free
+    _continuous(P, X, fi, fj, sub, thickness, fplane0, freach)
     p = columns(P, i)
     # Discrete, on the pairs not already a thickness out on their side of the plane.
     plane1 = dot(p - a1, n1)
