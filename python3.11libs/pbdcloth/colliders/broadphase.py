@@ -7,7 +7,10 @@ axis, ``key = row W + (x_s - origin_s)`` (``W`` more than twice the spread, so r
 interleave), and the boxes are kept sorted by key (the layout of
 :class:`pbdcloth.selfcollision.lists.SweepGrid`). A query box finds the boxes of every row it
 overlaps, grown by the largest half extent, with two ``searchsorted`` calls per row, then keeps
-the pairs that overlap exactly.
+the pairs that overlap exactly. The grid keeps its boxes' extent row by row
+(:class:`~pbdcloth.selfcollision.lists.RowBounds`): a query skips the rows whose boxes all miss
+it and searches each row's keys grown by that row's own largest half extent (every run within
+the plain one and holding all its overlapping boxes: the same pairs in the same order).
 
 Refit (the topology is fixed, only the boxes move): the keys are recomputed in the previous
 sorted order and sorted again with numpy's stable sort, which is Timsort for floats (Peters

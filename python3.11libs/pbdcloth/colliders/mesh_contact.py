@@ -4,6 +4,16 @@ Arrays are component-major (3, K). Each function finds its candidate pairs with 
 :class:`~pbdcloth.colliders.broadphase.BoxGrid`, runs the continuous test (:mod:`.ccd`) and the
 sided discrete test on all pairs at once, and writes the corrections into ``P`` (3, N) in place.
 
+Within a substep the pair lists rarely change (Verlet lists, :class:`.broadphase.PairList`), so
+what depends only on the substep's start and the collider's poses is made once per pair list
+and kept on the :class:`Substep` (:class:`_VertexPairs`, :class:`_TrianglePairs`): the pairs'
+start-plane distances and sides, the triangles' end planes, the collider vertices' paths. The
+iterations then only gather the moving cloth positions. Every cheap test in front of a costly
+one (the continuous test's motion bounds before the cubic, the fail-safe's plane test before
+the winding numbers, a bounding-sphere test before the closest point) only drops pairs the
+costly test would reject, with margins far above rounding: the results are those of the full
+tests, bit for bit (``tests/test_meshcollider_bits.py``).
+
 Friction (cloth vertices against triangles) is Coulomb in position form (Macklin et al. 2014,
 "Unified Particle Physics for Real-Time Applications", eq. 23-24), as for every collider
 (:mod:`.response`): the slip is the vertex's tangential motion over the substep relative to the
