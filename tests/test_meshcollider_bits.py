@@ -158,6 +158,25 @@ def test_mesh_collider_results_are_unchanged_bit_for_bit(case: str) -> None:
     assert CASES[case]() == DIGESTS[case]
 
 
+def test_first_per_group_on_ordered_pairs_picks_what_the_stable_sort_picks() -> None:
+    """The run-minimum path of ``_first_per_group`` (pairs ordered by group) against the
+    stable sort by (group, key) it replaces: ties (the earlier pair), -0.0 and 0.0, single
+    pairs, and a NaN key (which falls back to the sort)."""
+    from pbdcloth.colliders.mesh_contact import _first_per_group
+
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        group = np.sort(rng.integers(0, 40, rng.integers(1, 300)))
+        key = rng.integers(-3, 4, group.size).astype(float)  # many ties
+        key[rng.random(group.size) < 0.1] = -0.0
+        if trial % 10 == 0:
+            key[rng.integers(0, group.size)] = np.nan
+        order = np.lexsort((key, group))
+        g = group[order]
+        expected = order[np.concatenate(([True], g[1:] != g[:-1]))]
+        assert np.array_equal(_first_per_group(group, key), expected)
+
+
 @pytest.mark.slow
 def test_the_benchmark_scene_is_unchanged_bit_for_bit() -> None:
     assert _bench() == DIGESTS["bench"]
