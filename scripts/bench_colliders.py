@@ -7,11 +7,27 @@ A skirt of about 10k particles (``--nu`` x ``--nv``) on the walking body mesh
 ``--warmup`` frames (the skirt settles onto the body) it times ``--frames`` frames and, within
 every substep, side by side: the collider phase (``MeshCollider.project_cloth``: broad phase,
 continuous and discrete contacts, both directions) and the constraint solve (stretch, shear,
-bend, tethers). Prints ms per substep, and the ratio, for each backend. On Warp (CPU) a frame
-runs as one recording; each timed frame is run, then run again from the same start as its
-recorded launches one by one, each timed, and the launches are summed by kind: the mesh
-collider's kernels (:mod:`pbdcloth.backends.warp.mesh_kernels`) against the stretch, shear,
-bend and tether kernels. ``--phases`` also prints the Warp kernels one by one.
+bend, tethers). Prints ms per substep, and the ratio, for each backend, then the numpy collider phase split
+into its parts
+(each function's own time, without the parts it calls; the parts sum to the phase):
+
+- ``refit``: the substep's poses, swept boxes and normals, both box grids refit
+  (``MeshCollider.substep``, ``BoxGrid.refit``);
+- ``pairs``: the broad-phase pair lists, both directions (``PairList.pairs``);
+- ``fail-safe``: the winding-number test for trapped vertices (``find_trapped``);
+- ``ccd``: the continuous test of cloth vertices, culls and all (``_continuous``);
+- ``cubic``: the vertex-triangle cubic's roots, both directions (``first_crossing``);
+- ``cloth vertices``: the sided discrete test and friction, the pairs' per-substep quantities
+  (``project_cloth_vertices``, ``_vertex_pairs``);
+- ``collider vertices``: collider vertices against the cloth's triangles, their culls
+  (``project_collider_vertices``, ``_triangle_pairs``, ``_start_corners``);
+- ``recheck``: the continuous test again after the pushes, its selection (``recheck``);
+- ``other``: the rest of ``project_cloth`` (per-point thickness, bookkeeping).
+
+On Warp (CPU) a frame runs as one recording; each timed frame is run, then run again from the
+same start as its recorded launches one by one, each timed, and the launches are summed by
+kind: the mesh collider's kernels (:mod:`pbdcloth.backends.warp.mesh_kernels`) against the
+stretch, shear, bend and tether kernels. ``--phases`` also prints the Warp kernels one by one.
 
     PYTHONPATH=python3.11libs python scripts/bench_colliders.py [--json]
 """
@@ -29,31 +45,63 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth.backends import numpy_backend
+from pbdcloth.colliders import broadphase, mesh, mesh_contact
 from pbdcloth.colliders.mesh import MeshCollider
-from pbdcloth.solver import ClothSolver
 from pbdcloth.scenes.cloth import skirt_scene
 from pbdcloth.settings import ClothSettings
+from pbdcloth.solver import ClothSolver
 
 #: The constraint projections the numpy backend calls, timed as "solve".
 CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "project_bend_pbd",
                         "project_bend_xpbd", "project_tethers")
-CLOCK = {"constraints": 0.0, "collider": 0.0}
+#: The collider phase's parts: (owner, function name, part), see the module docstring.
+COLLIDER_PARTS: tuple[tuple[Any, str, str], ...] = (
+    (MeshCollider, "project_cloth", "other"),
+    (MeshCollider, "substep", "refit"),
+    (broadphase.BoxGrid, "refit", "refit"),
+    (broadphase.PairList, "pairs", "pairs"),
+    (mesh_contact, "find_trapped", "fail-safe"),
+    (mesh_contact, "_continuous", "ccd"),
+    (mesh_contact, "first_crossing", "cubic"),
+    (mesh_contact, "project_cloth_vertices", "cloth vertices"),
+    (mesh_contact, "_vertex_pairs", "cloth vertices"),
+    (mesh_contact, "project_collider_vertices", "collider vertices"),
+    (mesh_contact, "_triangle_pairs", "collider vertices"),
+    (mesh_contact, "_start_corners", "collider vertices"),
+    (mesh_contact, "recheck", "recheck"),
+)
+PARTS = ("refit", "pairs", "fail-safe", "ccd", "cubic", "cloth vertices", "collider vertices",
+         "recheck", "other")
+CLOCK = {"constraints": 0.0, **{part: 0.0 for part in PARTS}}
+#: Time spent in the wrapped functions called by the one running now (its own time excludes
+#: them), one entry per wrapped call in progress.
+_NESTED: list[float] = []
 #: Warp kernels timed as "solve" (lane kernels on the CPU, per-constraint ones elsewhere).
 WARP_SOLVE = ("distance_xpbd_lanes", "bend_xpbd_lanes", "distance_pbd_lanes", "bend_pbd_lanes",
               "distance_xpbd", "distance_pbd", "bend_xpbd", "bend_pbd", "tethers")
 
 
 def _wrap(owner: Any, name: str, key: str) -> None:
-    inner: Callable[..., Any] = getattr(owner, name)
+    """Time ``owner.name`` into ``CLOCK[key]``, without the wrapped functions it calls (a
+    function this version lacks is skipped)."""
+    inner: Callable[..., Any] | None = getattr(owner, name, None)
+    if inner is None:
+        return
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _NESTED.append(0.0)
         start = time.perf_counter()
         try:
             return inner(*args, **kwargs)
         finally:
-            CLOCK[key] += time.perf_counter() - start
+            elapsed = time.perf_counter() - start
+            CLOCK[key] += elapsed - _NESTED.pop()
+            if _NESTED:
+                _NESTED[-1] += elapsed
 
     setattr(owner, name, wrapper)
+    if owner is mesh_contact and hasattr(mesh, name):  # imported by name there
+        setattr(mesh, name, wrapper)
 
 
 def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -83,7 +131,8 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
         return row
     if backend == "warp":
         return _warp_row(row, solver, scene, settings.substeps, args)
-    CLOCK["constraints"] = CLOCK["collider"] = 0.0
+    for key in CLOCK:
+        CLOCK[key] = 0.0
     start = time.perf_counter()
     for k in range(args.warmup + 1, args.warmup + args.frames + 1):
         scene.animate(solver, k)
@@ -91,7 +140,9 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
     total = time.perf_counter() - start
     substeps = args.frames * settings.substeps
     row["constraints_ms"] = 1000.0 * CLOCK["constraints"] / substeps
-    row["collider_ms"] = 1000.0 * CLOCK["collider"] / substeps
+    row["collider_ms"] = 1000.0 * sum(CLOCK[part] for part in PARTS) / substeps
+    if backend == "numpy":
+        row["collider_parts_ms"] = {part: 1000.0 * CLOCK[part] / substeps for part in PARTS}
     row["substep_ms"] = 1000.0 * total / substeps
     row["ratio"] = row["collider_ms"] / row["constraints_ms"]
     return row
@@ -156,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for name in CONSTRAINT_FUNCTIONS:
         _wrap(numpy_backend, name, "constraints")
-    _wrap(MeshCollider, "project_cloth", "collider")
+    for owner, name, part in COLLIDER_PARTS:
+        _wrap(owner, name, part)
     rows = [run(b, args) for b in ("numpy", "warp")]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -170,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{r['backend']:8} {r['collider_ms']:9.2f} {r['constraints_ms']:9.2f} "
               f"{r['ratio']:7.2f} {r['substep_ms']:9.2f}")
+    parts = rows[0].get("collider_parts_ms")
+    if parts:
+        solve = rows[0]["constraints_ms"]
+        print(f"\nnumpy collider phase by part, ms per substep (x the solve's {solve:.2f} ms)")
+        for part in PARTS:
+            print(f"  {part:18} {parts[part]:7.2f} {parts[part] / solve:6.2f}x")
     warp = [r for r in rows if "kernels_ms" in r]
     if args.phases and warp:
         print("\nWarp kernels, ms per substep (timed one by one, so each includes a launch)")

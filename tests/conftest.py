@@ -32,6 +32,7 @@ TIERS = {
     "validation": "physics",
     "sdf": "physics",
     "meshcollider": "physics",
+    "meshcollider_bits": "physics",
     "selfcollision": "physics",
     "springs": "physics",
     "warp": "parity",

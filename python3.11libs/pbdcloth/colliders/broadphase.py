@@ -7,7 +7,10 @@ axis, ``key = row W + (x_s - origin_s)`` (``W`` more than twice the spread, so r
 interleave), and the boxes are kept sorted by key (the layout of
 :class:`pbdcloth.selfcollision.lists.SweepGrid`). A query box finds the boxes of every row it
 overlaps, grown by the largest half extent, with two ``searchsorted`` calls per row, then keeps
-the pairs that overlap exactly.
+the pairs that overlap exactly. The grid keeps its boxes' extent row by row
+(:class:`~pbdcloth.selfcollision.lists.RowBounds`): a query skips the rows whose boxes all miss
+it and searches each row's keys grown by that row's own largest half extent (every run within
+the plain one and holding all its overlapping boxes: the same pairs in the same order).
 
 Refit (the topology is fixed, only the boxes move): the keys are recomputed in the previous
 sorted order and sorted again with numpy's stable sort, which is Timsort for floats (Peters
@@ -23,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F, I
-from ..selfcollision.lists import row_runs
+from ..selfcollision.lists import RowBounds, row_runs
 
 __all__ = ["BoxGrid", "PairList"]
 
@@ -31,6 +34,8 @@ __all__ = ["BoxGrid", "PairList"]
 MAX_ROWS = 1 << 20
 #: Up to this many big boxes are tested against every query directly; more get a grid.
 BIG_DIRECT = 64
+#: Rows per box above which the grid keeps no per-row extents (:class:`RowBounds`).
+MAX_ROWS_PER_BOX = 64
 
 
 class BoxGrid:
@@ -71,8 +76,9 @@ class BoxGrid:
         if self.small is None or not np.array_equal(self.small, small):
             self.small = small
             self.order = np.flatnonzero(small).astype(np.intp)
-        lo = centre[:, small].min(axis=1) if small.any() else np.zeros(3)
-        ext = (centre[:, small].max(axis=1) if small.any() else np.zeros(3)) - lo
+        c = np.take(centre, self.order, axis=1)  # the small boxes' centres
+        lo = c.min(axis=1) if self.order.size else np.zeros(3)
+        ext = (c.max(axis=1) if self.order.size else np.zeros(3)) - lo
         if self.axes is None:  # chosen once: the sweep axis only affects speed, not results
             s = int(np.argmax(ext))
             u, w = [k for k in range(3) if k != s]
@@ -83,16 +89,24 @@ class BoxGrid:
         self.nu = int(ext[u] * self.inv) + 1
         self.nw = int(ext[w] * self.inv) + 1
         self.width = 2.0 * float(ext[s]) + 1.0
-        c = np.take(centre, self.order, axis=1)
         iu = ((c[u] - lo[u]) * self.inv).astype(np.int64)
         iw = ((c[w] - lo[w]) * self.inv).astype(np.int64)
-        comp = (iu * self.nw + iw) * self.width + (c[s] - lo[s])
+        row = iu * self.nw + iw
+        comp = row * self.width + (c[s] - lo[s])
         perm = np.argsort(comp, kind="stable")
         self.order = self.order.take(perm)
         self.comp = comp.take(perm)
         self.centre = np.take(c, perm, axis=1)
         self.half = np.take(half, self.order, axis=1)
+        self.box_lo, self.box_hi = self.centre - self.half, self.centre + self.half
         self.reach = self.half.max(axis=1) if self.half.shape[1] else np.zeros(3)
+        self.bounds: RowBounds | None = None
+        rows = self.nu * self.nw
+        if rows <= MAX_ROWS_PER_BOX * max(self.order.size, 1):
+            size = 1.0 + float(np.abs(self.box_lo).max() if self.order.size else 0.0) + float(
+                np.abs(self.box_hi).max() if self.order.size else 0.0)
+            self.bounds = RowBounds(row.take(perm), self.box_lo, self.box_hi, self.half[s],
+                                    rows, 1e-9 * size)
         self._mark_occupied()
 
     def _mark_occupied(self) -> None:
@@ -103,7 +117,7 @@ class BoxGrid:
         self.occupied: NDArray[np.bool_] | None = None
         if self.half.shape[1] == 0:
             return
-        lo, hi = self.centre - self.half, self.centre + self.half
+        lo, hi = self.box_lo, self.box_hi
         self.coarse = max(float(2.0 * self.reach.max()), self.cell, 1e-9)
         self.coarse_origin = lo.min(axis=1) - self.coarse
         dims = ((hi.max(axis=1) - self.coarse_origin) / self.coarse).astype(np.int64) + 2
@@ -160,15 +174,14 @@ class BoxGrid:
         """(query, small box) pairs from the sorted rows."""
         assert self.axes is not None
         s, u, w = self.axes
-        box, start, stop = row_runs(self, lo, hi, self.reach)
+        box, start, stop = row_runs(self, lo, hi, self.reach, self.bounds)
         count = np.maximum(stop - start, 0)
         pair_q = np.repeat(box, count)
         offs = np.arange(pair_q.size, dtype=np.int64) - np.repeat(
             np.cumsum(count) - count - start, count)
         for k in (u, w, s):  # exact overlap, one axis at a time on the survivors
-            x = self.centre[k].take(offs)
-            p = self.half[k].take(offs)
-            keep = (x + p >= lo[k].take(pair_q)) & (x - p <= hi[k].take(pair_q))
+            keep = (self.box_hi[k].take(offs) >= lo[k].take(pair_q)) & (
+                self.box_lo[k].take(offs) <= hi[k].take(pair_q))
             pair_q, offs = pair_q[keep], offs[keep]
         return pair_q, self.order.take(offs)
 
@@ -231,8 +244,9 @@ class PairList:
             self.lo, self.hi = lo - self.margin, hi + self.margin
             self.q, self.b = self._search(active, grid, region)
             return self.q, self.b
-        out = ((np.take(lo, active, axis=1) < np.take(self.lo, active, axis=1))
-               | (np.take(hi, active, axis=1) > np.take(self.hi, active, axis=1))).any(axis=0)
+        out = ((lo < self.lo) | (hi > self.hi)).any(axis=0)  # every query, then the active
+        if active.size != lo.shape[1]:  # (all of them: ascending, distinct, 0 .. Q - 1)
+            out = out.take(active)
         if not out.any():
             return self.q, self.b
         items = active[out]

@@ -86,33 +86,44 @@ def first_crossing(x0: F, x1: F, a0: F, a1: F, b0: F, b1: F, c0: F, c1: F
     hit = np.zeros(k, dtype=bool)
     t_hit = np.ones(k)
     bary = (np.ones(k), np.zeros(k), np.zeros(k))
+    # The pieces that hold a root, all bisected together (each pair's arithmetic is its own:
+    # the same halvings as piece by piece); the earliest piece with a crossing wins.
     f_lo = _cubic(coef, cuts[0])
+    lives = []
     for piece in range(3):
         lo, hi = cuts[piece], cuts[piece + 1]
         f_hi = _cubic(coef, hi)
-        live = np.flatnonzero(~hit & (side != 0.0) & (hi > lo)
-                              & (np.sign(f_lo) * np.sign(f_hi) <= 0.0))
+        lives.append(np.flatnonzero((side != 0.0) & (hi > lo)
+                                    & (np.sign(f_lo) * np.sign(f_hi) <= 0.0)))
         f_lo = f_hi
-        if live.size == 0:
-            continue
-        t0, t1 = lo[live], hi[live]
-        cl = tuple(c[live] for c in coef)
-        s0 = np.sign(_cubic(cl, t0))  # type: ignore[arg-type]
-        for _ in range(BISECTIONS):
-            mid = 0.5 * (t0 + t1)
-            same = np.sign(_cubic(cl, mid)) == s0  # type: ignore[arg-type]
-            t0 = np.where(same, mid, t0)
-            t1 = np.where(same, t1, mid)
-        t = t1[None]
-        xt = x0[:, live] + t * (x1[:, live] - x0[:, live])
-        at = a0[:, live] + t * (a1[:, live] - a0[:, live])
-        bt = b0[:, live] + t * (b1[:, live] - b0[:, live])
-        ct = c0[:, live] + t * (c1[:, live] - c0[:, live])
-        u, v, w = barycentric(xt, at, bt, ct)
-        inside = (u >= -INSIDE_TOLERANCE) & (v >= -INSIDE_TOLERANCE) & (w >= -INSIDE_TOLERANCE)
-        got = live[inside]
+    live = np.concatenate(lives)
+    if live.size == 0:
+        return hit, t_hit, bary[0], bary[1], bary[2], side
+    t0 = np.concatenate([cuts[p].take(lv) for p, lv in enumerate(lives)])
+    t1 = np.concatenate([cuts[p + 1].take(lv) for p, lv in enumerate(lives)])
+    cl = tuple(c.take(live) for c in coef)
+    s0 = np.sign(_cubic(cl, t0))  # type: ignore[arg-type]
+    for _ in range(BISECTIONS):
+        mid = 0.5 * (t0 + t1)
+        same = np.sign(_cubic(cl, mid)) == s0  # type: ignore[arg-type]
+        t0 = np.where(same, mid, t0)
+        t1 = np.where(same, t1, mid)
+    t = t1[None]
+    xt = x0[:, live] + t * (x1[:, live] - x0[:, live])
+    at = a0[:, live] + t * (a1[:, live] - a0[:, live])
+    bt = b0[:, live] + t * (b1[:, live] - b0[:, live])
+    ct = c0[:, live] + t * (c1[:, live] - c0[:, live])
+    u, v, w = barycentric(xt, at, bt, ct)
+    inside = (u >= -INSIDE_TOLERANCE) & (v >= -INSIDE_TOLERANCE) & (w >= -INSIDE_TOLERANCE)
+    # In piece order, a pair not hit yet takes its first piece's crossing.
+    offset = 0
+    for lv in lives:
+        sl = slice(offset, offset + lv.size)
+        offset += lv.size
+        got_at = np.flatnonzero(inside[sl] & ~hit.take(lv)) + sl.start
+        got = live.take(got_at)
         hit[got] = True
-        t_hit[got] = t1[inside]
+        t_hit[got] = t1.take(got_at)
         for dst, src in zip(bary, (u, v, w)):
-            dst[got] = src[inside]
+            dst[got] = src.take(got_at)
     return hit, t_hit, bary[0], bary[1], bary[2], side

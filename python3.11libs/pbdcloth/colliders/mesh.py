@@ -162,6 +162,10 @@ class MeshCollider(ClothContactCollider):
         needed, so that nothing past the last simulated frame is ever read)."""
         self._poses: dict[float, F] = {}
         self._substep: Substep | None = None
+        self._last_end: tuple[F, F, tuple[F, F, F], F] | None = None
+        """The last substep's end: its pose (the array :meth:`pose_at` gave), that pose
+        component-major, its triangle corners and normals (the next substep's start when it
+        starts at the same pose array)."""
         self._tri_grid: BoxGrid = BoxGrid(self.triangles.shape[0])
         self._vert_grid: BoxGrid = BoxGrid(self.vertex_count)
         self._cloth_pairs: PairList = PairList(0.0)
@@ -277,10 +281,16 @@ class MeshCollider(ClothContactCollider):
         if sub is not None and (sub.alpha0, sub.alpha1, sub.thickness) == (alpha0, alpha1,
                                                                           thickness):
             return sub
-        v0 = np.ascontiguousarray(self.pose_at(alpha0).T)
-        v1 = np.ascontiguousarray(self.pose_at(alpha1).T)
+        pose0, pose1 = self.pose_at(alpha0), self.pose_at(alpha1)
         t = self._tri_t
-        c0 = (columns(v0, t[0]), columns(v0, t[1]), columns(v0, t[2]))
+        last = self._last_end
+        if last is not None and last[0] is pose0:  # the same arrays: the same values
+            v0, c0, normal0 = last[1], last[2], last[3]
+        else:
+            v0 = np.ascontiguousarray(pose0.T)
+            c0 = (columns(v0, t[0]), columns(v0, t[1]), columns(v0, t[2]))
+            normal0 = unit(cross(c0[1] - c0[0], c0[2] - c0[0]))
+        v1 = np.ascontiguousarray(pose1.T)
         c1 = (columns(v1, t[0]), columns(v1, t[1]), columns(v1, t[2]))
         tlo = np.minimum(np.minimum(np.minimum(c0[0], c0[1]), np.minimum(c0[2], c1[0])),
                          np.minimum(c1[1], c1[2])) - thickness
@@ -293,11 +303,12 @@ class MeshCollider(ClothContactCollider):
         move = v1 - v0
         step = np.sqrt(dot(move, move))
         reach = np.maximum(np.maximum(step.take(t[0]), step.take(t[1])), step.take(t[2]))
+        normal1 = unit(cross(c1[1] - c1[0], c1[2] - c1[0]))
         sub = Substep(alpha0, alpha1, thickness, v0, v1, c0, c1, tlo.min(axis=1),
-                      thi.max(axis=1), unit(cross(c0[1] - c0[0], c0[2] - c0[0])),
-                      unit(cross(c1[1] - c1[0], c1[2] - c1[0])), reach,
+                      thi.max(axis=1), normal0, normal1, reach,
                       orientation=self._orientation(c0))
         self._substep = sub
+        self._last_end = (pose1, v1, c1, normal1)
         self._cloth_pairs.reset(0.5 * thickness)
         self._triangle_pairs.reset(0.5 * thickness)
         return sub
@@ -345,8 +356,8 @@ class MeshCollider(ClothContactCollider):
                                          friction_scale)
         pushed = project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
                                            self._triangle_pairs, triangle_thickness)
-        recheck(P, X, np.union1d(touched, pushed), free, sub, self._tri_grid, self._cloth_pairs,
-                vertex_thickness)
+        recheck(P, X, np.append(touched, pushed), free, sub, self._tri_grid,
+                self._cloth_pairs, vertex_thickness)
         return int(touched.size)
 
     # --- the generic collider queries ----------------------------------------------------------

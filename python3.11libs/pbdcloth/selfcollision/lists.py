@@ -63,8 +63,8 @@ from .geometry import (
 from .stats import SelfCollisionStats
 from .tuning import SelfCollisionTuning
 
-__all__ = ["CandidateLists", "EdgeBoxes", "Exclusions", "SortedRows", "SweepGrid",
-           "TriangleBoxes", "list_radii", "row_runs"]
+__all__ = ["CandidateLists", "EdgeBoxes", "Exclusions", "RowBounds", "SortedRows",
+           "SweepGrid", "TriangleBoxes", "list_radii", "row_runs"]
 
 
 def list_radii(thickness: float, clamp: float, tuning: SelfCollisionTuning,
@@ -99,11 +99,40 @@ class SortedRows(Protocol):
     comp: F
 
 
-def row_runs(grid: SortedRows, lo: F, hi: F, reach: F) -> tuple[I, I, I]:
+class RowBounds:
+    """The extent of a :class:`SortedRows` grid's boxes row by row: per row (index ``iu nw +
+    iw``), the smallest low and largest high corner of its boxes on each axis, (3, R) [m]
+    (+inf / -inf for an empty row), and its largest half extent along the sweep axis plus a
+    pad, (R,) [m]."""
+
+    def __init__(self, row: I64, lo: F, hi: F, half_s: F, rows: int,
+                 pad: float) -> None:
+        """``row`` (M,): each box's row, ascending; ``lo``, ``hi`` (3, M): the boxes' corners
+        (computed as the exact test computes them); ``half_s`` (M,); ``rows``: the row count;
+        ``pad`` [m]."""
+        self.lo = np.full((3, rows), np.inf)
+        self.hi = np.full((3, rows), -np.inf)
+        self.half_s = np.zeros(rows)
+        if row.size:
+            start = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+            at = row.take(start)
+            self.lo[:, at] = np.minimum.reduceat(lo, start, axis=1)
+            self.hi[:, at] = np.maximum.reduceat(hi, start, axis=1)
+            self.half_s[at] = np.maximum.reduceat(half_s, start) + pad
+
+
+def row_runs(grid: SortedRows, lo: F, hi: F, reach: F, bounds: RowBounds | None = None
+             ) -> tuple[I, I, I]:
     """The rows each box ``[lo - reach, hi + reach]`` ((3, B) [m], ``reach`` (3,)) overlaps,
     and in each the run of the grid's sorted keys within its extent along the sweep axis:
     (box (R,), start (R,), stop (R,)), a run being ``comp[start:stop]`` (empty where stop <=
-    start), ordered by box, then row."""
+    start), ordered by box, then row.
+
+    ``bounds``: the grid's boxes' extents per row (:class:`RowBounds`), when known: rows whose
+    boxes all miss the box on some axis are left out, and each row's sweep extent is grown by
+    that row's largest half extent along the sweep axis (plus a pad far above rounding) where
+    it is below ``reach``. Every run is then within the run without ``bounds`` and holds
+    every box of it that overlaps the box: the same pairs survive an exact overlap test."""
     assert grid.axes is not None
     s, u, w = grid.axes
     o = grid.origin
@@ -113,16 +142,30 @@ def row_runs(grid: SortedRows, lo: F, hi: F, reach: F) -> tuple[I, I, I]:
     cu1 = np.clip(np.floor((qhi[u] - o[u]) * grid.inv), -1, grid.nu - 1).astype(np.int64)
     cw0 = np.clip(np.floor((qlo[w] - o[w]) * grid.inv), 0, grid.nw - 1).astype(np.int64)
     cw1 = np.clip(np.floor((qhi[w] - o[w]) * grid.inv), -1, grid.nw - 1).astype(np.int64)
-    nw = np.maximum(cw1 - cw0 + 1, 0)
-    per_box = np.maximum(cu1 - cu0 + 1, 0) * nw
-    box = np.repeat(np.arange(lo.shape[1], dtype=np.intp), per_box)
-    local = np.arange(box.size, dtype=np.int64) - np.repeat(np.cumsum(per_box) - per_box,
-                                                            per_box)
-    nwb = nw.take(box)
-    base = ((cu0.take(box) + local // nwb) * grid.nw + (cw0.take(box) + local % nwb)
-            ) * grid.width
-    x0 = np.maximum(qlo[s] - o[s], 0.0).take(box)
-    x1 = np.minimum(qhi[s] - o[s], grid.width - 1.0).take(box)
+    # Each box's rows, (cu0 + du) nw + cw0 + dw for du < nu_b, dw < nw_b, du then dw: first
+    # one entry per (box, du), then one per (box, du, dw).
+    nu_b = np.maximum(cu1 - cu0 + 1, 0)
+    nw_b = np.maximum(cw1 - cw0 + 1, 0)
+    strip = np.repeat(np.arange(lo.shape[1], dtype=np.intp), nu_b)
+    du = np.arange(strip.size, dtype=np.int64) - np.repeat(np.cumsum(nu_b) - nu_b, nu_b)
+    first = (cu0.take(strip) + du) * grid.nw + cw0.take(strip)
+    per_strip = nw_b.take(strip)
+    box = np.repeat(strip, per_strip)
+    row = np.repeat(first - (np.cumsum(per_strip) - per_strip), per_strip) + np.arange(
+        box.size, dtype=np.int64)
+    if bounds is None:
+        x0 = np.maximum(qlo[s] - o[s], 0.0).take(box)
+        x1 = np.minimum(qhi[s] - o[s], grid.width - 1.0).take(box)
+    else:
+        keep = np.ones(row.size, dtype=bool)
+        for k in (u, w, s):
+            keep &= (bounds.hi[k].take(row) >= lo[k].take(box)) & (
+                bounds.lo[k].take(row) <= hi[k].take(box))
+        box, row = box[keep], row[keep]
+        grow = np.minimum(bounds.half_s.take(row), reach[s])
+        x0 = np.maximum((lo[s].take(box) - grow) - o[s], 0.0)
+        x1 = np.minimum((hi[s].take(box) + grow) - o[s], grid.width - 1.0)
+    base = row * grid.width
     start = np.searchsorted(grid.comp, base + x0, "left")
     stop = np.searchsorted(grid.comp, base + x1, "right")
     return box, start, stop

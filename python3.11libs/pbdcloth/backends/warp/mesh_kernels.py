@@ -14,7 +14,7 @@ overlaps; an entry is taken in the first cell that the query and the entry share
 the larger of the two ranges' low ends), so it is seen once, and only when the two boxes
 overlap exactly. (Entering each box once, in its low corner's cell, and reading one more
 cell per axis measured 1.4x slower on the skirt: more cells per query.) A box over more than
-:data:`BIG_CELLS` cells (a long thin fan triangle, a fast vertex) is kept out of the cells, in
+:data:`BIG_CELLS` cells (a huge triangle, a very fast vertex) is kept out of the cells, in
 a list every query reads; a query box that big reads every box directly. The grid is built anew each substep (a counting sort is linear in the boxes,
 so refitting and rebuilding cost the same). Entries within a cell are in thread order, which
 varies on a GPU: every choice among pairs (the earliest crossing, the most violated pair, the
@@ -53,7 +53,7 @@ OVER_SIZE = 4
 
 #: A box over more cells than this is *big*: kept out of the cells, in a list that every query
 #: reads (a big query reads every box instead of the cells).
-BIG_CELLS = 64
+BIG_CELLS = 1024
 
 #: Slots of a grid's parameters (scalar array): 1 / cell [1/m], the region's corners [m].
 GP_INV = 0
