@@ -456,6 +456,25 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
             n = slots
         return n
 
+    @wp.func(module=module)
+    def verlet_search(q: int, lo: vec3, hi: vec3, fresh: int, margin: scalar,
+                      ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
+                      gp: wp.array(dtype=scalar), mask: int, start: wp.array(dtype=wp.int32),
+                      entries: wp.array(dtype=wp.int32), clo: wp.array(dtype=wp.vec3i),
+                      big: wp.array(dtype=wp.int32), big_count: wp.array(dtype=wp.int32),
+                      blo: wp.array(dtype=vec3), bhi: wp.array(dtype=vec3), slots: int,
+                      cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32),
+                      over: wp.array(dtype=wp.int32), what: int):
+        """Query q's list (a Verlet list): searched for [lo, hi] grown by ``margin``, which
+        is remembered, when ``fresh`` or when [lo, hi] has left the remembered box; else kept."""
+        if fresh == 0 and inside_box(lo, hi, ref_lo[q], ref_hi[q]) != 0:
+            return
+        g = vec3(margin, margin, margin)
+        ref_lo[q] = lo - g
+        ref_hi[q] = hi + g
+        ncand[q] = search(q, lo - g, hi + g, gp, mask, start, entries, clo, big, big_count,
+                          blo, bhi, slots, cand, over, what)
+
     @wp.kernel(module=module)
     def candidates(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                    inv_mass: wp.array(dtype=scalar), fresh: int, margin: scalar,
@@ -476,15 +495,8 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         xi = p[i]
         lo = wp.min(x0, xi)
         hi = wp.max(x0, xi)
-        if fresh == 0 and inside_box(lo, hi, ref_lo[i], ref_hi[i]) != 0:
-            return
-        g = vec3(margin, margin, margin)
-        lo = lo - g
-        hi = hi + g
-        ref_lo[i] = lo
-        ref_hi[i] = hi
-        ncand[i] = search(i, lo, hi, gp, mask, start, entries, clo, big, big_count, tlo, thi,
-                          slots, cand, over, OVER_CANDIDATES)
+        verlet_search(i, lo, hi, fresh, margin, ref_lo, ref_hi, gp, mask, start, entries, clo,
+                      big, big_count, tlo, thi, slots, cand, ncand, over, OVER_CANDIDATES)
 
     @wp.kernel(module=module)
     def triangle_candidates(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -510,15 +522,9 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         xc1 = p[tri[2]]
         lo = wp.min(wp.min(wp.min(xa0, xb0), wp.min(xc0, xa1)), wp.min(xb1, xc1))
         hi = wp.max(wp.max(wp.max(xa0, xb0), wp.max(xc0, xa1)), wp.max(xb1, xc1))
-        if fresh == 0 and inside_box(lo, hi, ref_lo[f], ref_hi[f]) != 0:
-            return
-        g = vec3(margin, margin, margin)
-        lo = lo - g
-        hi = hi + g
-        ref_lo[f] = lo
-        ref_hi[f] = hi
-        ncand[f] = search(f, lo, hi, gp, mask, start, entries, clo, big, big_count, vlo, vhi,
-                          slots, cand, over, OVER_TRIANGLE_CANDIDATES)
+        verlet_search(f, lo, hi, fresh, margin, ref_lo, ref_hi, gp, mask, start, entries, clo,
+                      big, big_count, vlo, vhi, slots, cand, ncand, over,
+                      OVER_TRIANGLE_CANDIDATES)
 
     @wp.func(module=module)
     def winding(x: vec3, v0: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i)) -> scalar:
