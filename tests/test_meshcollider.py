@@ -675,3 +675,65 @@ def test_cloth_starting_exactly_on_the_surface_stays_on_it_despite_degenerate_tr
     for _ in range(10):
         solver.step(1.0 / FPS)
     np.testing.assert_allclose(solver.positions[:, 1], 0.01, atol=1e-9)
+
+
+# --- sharp collider edges against cloth edges ---------------------------------------------------
+def test_sharp_edges_are_the_creases_and_the_borders() -> None:
+    from pbdcloth.colliders.mesh_edges import sharp_edges
+
+    v, t = box_triangles((0.0, 0.0, 0.0), (0.5, 0.2, 0.3))
+    assert sharp_edges(v, t).shape == (12, 2)  # the box's 12 edges, not its 6 face diagonals
+    square = np.array([[0.0, 0, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1]])
+    flat = sharp_edges(square, np.array([[0, 1, 2], [0, 2, 3]]))
+    assert sorted(map(tuple, flat.tolist())) == [(0, 1), (0, 3), (1, 2), (2, 3)]  # borders
+    cv, ct = capsule_mesh((0, 0, 0), (0, 0.4, 0), 0.1, segments=32, rings=8)
+    assert sharp_edges(cv, ct).shape[0] == 0  # 11 degrees between neighbouring faces
+
+
+def _wire(backend: BackendCase, edges: bool) -> tuple[float, float]:
+    """A 1 m sheet (5 cm edges) falls onto a 3 mm wire that lies between two rows of its
+    vertices and reaches past its sides (so that no vertex of either mesh meets a face of the
+    other): returns the lowest height, over the wire's top, at which a cloth edge that
+    straddles the wire at rest crosses the wire's line (an independent measure), and the
+    sheet's mean height [m] after half a second."""
+    import pbdcloth.colliders.mesh as mesh_module
+
+    v, t = box_triangles((0.0, 0.5, 0.025), (0.8, 0.0015, 0.0015))
+    pos, tris = grid(21, 21, 1.0, 1.0, plane="xz", origin=(-0.5, 0.53, -0.5))
+    s = ClothSettings(substeps=10, iterations=4, thickness=0.004, friction=0.3, model="xpbd",
+                      stretch_compliance=1e-7, shear_compliance=1e-6, bend_compliance=1.0,
+                      damping=0.0, tethers=False, self_collision=False, hierarchy=False,
+                      **backend.settings)
+    real = mesh_module.sharp_edges
+    mesh_module.sharp_edges = real if edges else (  # type: ignore[assignment]
+        lambda vertices, triangles: np.zeros((0, 2), dtype=np.intp))
+    try:
+        wire = MeshCollider(v, t)
+    finally:
+        mesh_module.sharp_edges = real
+    solver = ClothSolver(pos, tris, settings=s, colliders=[wire])
+    assert solver.backend.name == backend.name
+    for _ in range(12):
+        solver.step(1.0 / FPS)
+    x = solver.positions
+    e = np.unique(np.sort(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]]),
+                          axis=1), axis=0)
+    a, b = x[e[:, 0]], x[e[:, 1]]
+    straddle = ((pos[e[:, 0], 2] - 0.025) * (pos[e[:, 1], 2] - 0.025) < 0) \
+        & ((a[:, 2] - 0.025) * (b[:, 2] - 0.025) < 0)
+    u = (0.025 - a[straddle, 2]) / (b[straddle, 2] - a[straddle, 2])
+    height = a[straddle, 1] + u * (b[straddle, 1] - a[straddle, 1])
+    assert height.size > 5
+    return float(height.min() - 0.5015), float(x[:, 1].mean())
+
+
+def test_a_wire_between_cloth_vertices_holds_the_sheet_by_its_edges(
+        backend: BackendCase) -> None:
+    over, mean = _wire(backend, edges=True)
+    assert over >= 0.9 * 0.004  # the straddling edges rest a thickness above the wire
+    assert mean > 0.2  # hanging over it (a free fall would be 1.2 m lower)
+
+
+def test_without_the_edge_test_the_sheet_falls_through_the_wire(backend: BackendCase) -> None:
+    over, mean = _wire(backend, edges=False)
+    assert over < -0.5 and mean < -0.5

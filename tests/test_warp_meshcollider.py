@@ -234,3 +234,24 @@ def test_an_sdf_sequence_with_a_surface_mesh_is_refused_by_warp_and_auto_uses_nu
                        colliders=[SdfSequence(_rising_sphere, surface=surface)])  # type: ignore[arg-type]
     auto.step(1.0 / FPS)
     assert auto.backend.name == "numpy"
+
+
+def test_float64_kernels_follow_numpy_on_sharp_edges_against_cloth_edges() -> None:
+    """The wire between two rows of cloth vertices (only the edge test holds the sheet)."""
+    v, t = box_triangles((0.0, 0.5, 0.025), (0.8, 0.0015, 0.0015))
+    pos, tris = grid(21, 21, 1.0, 1.0, plane="xz", origin=(-0.5, 0.53, -0.5))
+    s = ClothSettings(substeps=10, iterations=4, thickness=0.004, friction=0.3, model="xpbd",
+                      stretch_compliance=1e-7, shear_compliance=1e-6, bend_compliance=1.0,
+                      damping=0.0, tethers=False, self_collision=False, hierarchy=False,
+                      backend="numpy")
+    runs = []
+    for backend in ("numpy", "warp"):
+        solver = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)])
+        if backend == "warp":
+            solver.use_backend(WarpBackend(solver.model, device="cpu", precision="float64"))
+        runs.append(solver)
+    for k in range(12):
+        for solver in runs:
+            solver.step(1.0 / FPS)
+        assert np.abs(runs[0].positions - runs[1].positions).max() < FLOAT64_BOUND, k
+    assert runs[1].positions[:, 1].mean() > 0.2  # held by the wire

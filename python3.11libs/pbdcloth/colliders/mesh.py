@@ -26,15 +26,20 @@ backend with the cloth's triangles; :mod:`.mesh_contact` holds the math):
    proportion to their barycentric weights and inverse masses (a point-triangle constraint with
    an immovable point, Müller et al. 2006 section 3.3), averaged over a vertex's pairs.
 
+3. Sharp collider edges against the cloth's edges (a blade's edge, a thin box's ridge
+   between two cloth vertices): the sided edge-edge test of :mod:`.mesh_edges`, the cloth
+   edge's ends pushed a thickness out on the side it started on.
+
 Guarantee: a cloth vertex that starts a substep outside the band of every triangle ends each
 iteration on the side of every triangle it started on, wherever its path crossed a triangle's
 interior (up to the cubic's root tolerance, 2^-30 of the substep), however far the collider
 moved: no triangle passes through a cloth vertex and no collider vertex passes through a cloth
 triangle, however fast the mesh moves within a substep, since both tests follow the linear
-paths of the substep. Not covered: a collider *edge* sweeping through a cloth *edge* with no
-vertex of either crossing a triangle (a blade edge slicing between cloth vertices), and a cloth
-vertex that goes around a free boundary of an open collider mesh and under a face within one
-substep (it is sent back to its starting side).
+paths of the substep. A cloth edge that crosses a sharp collider edge within a substep is
+brought back while it ends within the contact band of it (the edge test is discrete, with
+sides). Not covered: a cloth edge that passes a sharp edge and ends beyond the band in one
+substep, and a cloth vertex that goes around a free boundary of an open collider mesh and
+under a face within one substep (it is sent back to its starting side).
 
 Fail-safe for closed meshes (every edge shared by two triangles): a cloth vertex that starts a
 substep inside the mesh within the contact band (after a conflict between constraints, say) is
@@ -56,6 +61,7 @@ from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot
 from .base import ClothContactCollider, SolverInputError, lerp
 from .broadphase import BoxGrid, PairList
 from .mesh_contact import Substep, project_cloth_vertices, project_collider_vertices, recheck
+from .mesh_edges import cloth_edges, project_collider_edges, sharp_edges
 from .response import ContactBuffer
 
 __all__ = ["FrameSource", "MeshCollider", "MeshColliderError", "Substep"]
@@ -170,6 +176,13 @@ class MeshCollider(ClothContactCollider):
         self._vert_grid: BoxGrid = BoxGrid(self.vertex_count)
         self._cloth_pairs: PairList = PairList(0.0)
         self._triangle_pairs: PairList = PairList(0.0)
+        self.sharp_edges: I = sharp_edges(start, self.triangles)
+        """The collider's sharp edges (S, 2) in its start pose (:mod:`.mesh_edges`)."""
+        self._sharp_t: I = np.ascontiguousarray(self.sharp_edges.T)
+        self._edge_grid: BoxGrid = BoxGrid(self.sharp_edges.shape[0])
+        self._edge_pairs: PairList = PairList(0.0)
+        self._edge_substep: tuple[F, F, F, F, tuple[F, F]] | None = None
+        self._cloth_edges: tuple[I, I] | None = None
         self._free: tuple[F, I] | None = None
         e = start[self.triangles] - start[np.roll(self.triangles, 1, axis=1)]
         self.edge_length: float = float(np.median(np.linalg.norm(e, axis=2)))
@@ -311,6 +324,18 @@ class MeshCollider(ClothContactCollider):
         self._last_end = (pose1, v1, c1, normal1)
         self._cloth_pairs.reset(0.5 * thickness)
         self._triangle_pairs.reset(0.5 * thickness)
+        self._edge_substep = None
+        if self._sharp_t.shape[1]:
+            e = self._sharp_t
+            ends = (columns(v0, e[0]), columns(v0, e[1]), columns(v1, e[0]), columns(v1, e[1]))
+            elo = np.minimum(np.minimum(ends[0], ends[1]), np.minimum(ends[2], ends[3])) \
+                - thickness
+            ehi = np.maximum(np.maximum(ends[0], ends[1]), np.maximum(ends[2], ends[3])) \
+                + thickness
+            self._edge_grid.refit(0.5 * (elo + ehi), 0.5 * (ehi - elo),
+                                  float((ehi - elo).mean()))
+            self._edge_substep = (*ends, (elo.min(axis=1), ehi.max(axis=1)))
+            self._edge_pairs.reset(0.5 * thickness)
         return sub
 
     def _orientation(self, corners: tuple[F, F, F]) -> float:
@@ -356,9 +381,26 @@ class MeshCollider(ClothContactCollider):
                                          friction_scale)
         pushed = project_collider_vertices(P, X, inv_mass, triangles, sub, self._vert_grid,
                                            self._triangle_pairs, triangle_thickness)
+        if self._edge_substep is not None:
+            edges = self._edges_of(triangles)
+            edge_thickness: float | F = thickness
+            if thickness_scale is not None and thickness_scale.size:
+                edge_thickness = thickness * 0.5 * (thickness_scale.take(edges[0])
+                                                    + thickness_scale.take(edges[1]))
+            c0, d0, c1, d1, region = self._edge_substep
+            pushed = np.append(pushed, project_collider_edges(
+                P, X, inv_mass, edges, c0, d0, c1, d1, self._edge_grid, self._edge_pairs,
+                region, edge_thickness))
         recheck(P, X, np.append(touched, pushed), free, sub, self._tri_grid,
                 self._cloth_pairs, vertex_thickness)
         return int(touched.size)
+
+    def _edges_of(self, triangles: I) -> I:
+        """The cloth's edges (2, E) from its triangles (3, Tc), kept while they are the same
+        array."""
+        if self._cloth_edges is None or self._cloth_edges[0] is not triangles:
+            self._cloth_edges = (triangles, cloth_edges(triangles))
+        return self._cloth_edges[1]
 
     # --- the generic collider queries ----------------------------------------------------------
     def _closest(self, points: F, alpha: float, reach: float

@@ -19,12 +19,15 @@ import numpy as np
 import warp as wp
 
 from ...colliders.mesh import MeshCollider
+from ...colliders.mesh_edges import cloth_edges
 from .mesh_kernels import (
     GP_HI,
     GP_INV,
     GP_LO,
     GP_SIZE,
     OVER_CANDIDATES,
+    OVER_EDGE_CANDIDATES,
+    OVER_EDGES,
     OVER_SIZE,
     OVER_TRIANGLE_CANDIDATES,
     OVER_TRIANGLES,
@@ -161,6 +164,32 @@ class DeviceMeshCollider:
         self.push_dir = wp.zeros(3 * n_cloth_tris, dtype=v3, device=device)
         self.push_from = wp.zeros(3 * n_cloth_tris, dtype=wp.int32, device=device)
         self.over = wp.zeros(2 * OVER_SIZE, dtype=wp.int32, device=device)
+        # Sharp collider edges against the cloth's edges.
+        sharp = collider.sharp_edges.astype(np.int32)
+        self.sharp_np = sharp.reshape(-1, 2)
+        self.sharp_count = sharp.shape[0]
+        self.sharp: Any = wp.array(sharp.reshape(-1, 2), dtype=wp.vec2i, device=device)
+        self.edge_grid = _Grid(max(self.sharp_count, 1), START_ENTRIES * self.sharp_count
+                               + START_EXTRA, device, v3, mk.scalar)
+        edges = cloth_edges(np.asarray(cloth.tris.numpy()).reshape(-1, 3).T)  # (2, E)
+        self.cloth_edge_count = edges.shape[1]
+        self.cloth_edges: Any = wp.array(np.ascontiguousarray(edges.T, dtype=np.int32),
+                                         dtype=wp.vec2i, device=device)
+        flat = edges.T.reshape(-1)
+        order = np.argsort(flat, kind="stable")  # by particle, then by edge index
+        self.edge_list: Any = wp.array((order // 2).astype(np.int32), dtype=wp.int32,
+                                       device=device)
+        self.edge_start: Any = wp.array(np.concatenate(
+            [[0], np.cumsum(np.bincount(flat, minlength=particles))]).astype(np.int32),
+            dtype=wp.int32, device=device)
+        self.edge_slots = START_SLOTS
+        e = max(self.cloth_edge_count, 1)
+        self.edge_cand = wp.zeros(e * self.edge_slots, dtype=wp.int32, device=device)
+        self.edge_ncand = wp.zeros(e, dtype=wp.int32, device=device)
+        self.edge_ref_lo = wp.zeros(e, dtype=v3, device=device)
+        self.edge_ref_hi = wp.zeros(e, dtype=v3, device=device)
+        self.edge_push_len = wp.zeros(2 * e, dtype=mk.scalar, device=device)
+        self.edge_push_dir = wp.zeros(2 * e, dtype=v3, device=device)
         self.orientation: Any = None
         self.substeps = 0
         self.band = 0.0
@@ -195,6 +224,15 @@ class DeviceMeshCollider:
             params[GP_LO:GP_LO + 3] = lo
             params[GP_HI:GP_HI + 3] = hi
             grid.params.assign(params.astype(self.np_scalar))
+        if self.sharp_count:
+            ends = start[self.sharp_np]
+            length = float(np.linalg.norm(ends[:, 1] - ends[:, 0], axis=1).mean())
+            both = np.concatenate([ends.reshape(-1, 3), end[self.sharp_np].reshape(-1, 3)])
+            params = np.zeros(GP_SIZE)
+            params[GP_INV] = 1.0 / max(length + 2.0 * band, 1e-6, floor)
+            params[GP_LO:GP_LO + 3] = both.min(axis=0) - 2.0 * band  # the sharp edges' region
+            params[GP_HI:GP_HI + 3] = both.max(axis=0) + 2.0 * band
+            self.edge_grid.params.assign(params.astype(self.np_scalar))
         orient = np.zeros(self.substeps)
         if self.closed:
             coef = volume_cubic(start, end, self.tri_np)
@@ -218,6 +256,14 @@ class DeviceMeshCollider:
         if over[OVER_CANDIDATES]:
             self.slots = max(2 * self.slots, int(over[OVER_SIZE + OVER_CANDIDATES]) + 4)
             self.cand = wp.zeros(self.particles * self.slots, dtype=wp.int32, device=dev)
+        if over[OVER_EDGES]:
+            need = int(over[OVER_SIZE + OVER_EDGES])
+            self.edge_grid.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=dev)
+        if over[OVER_EDGE_CANDIDATES]:
+            self.edge_slots = max(2 * self.edge_slots,
+                                  int(over[OVER_SIZE + OVER_EDGE_CANDIDATES]) + 4)
+            self.edge_cand = wp.zeros(max(self.cloth_edge_count, 1) * self.edge_slots,
+                                      dtype=wp.int32, device=dev)
         if over[OVER_TRIANGLE_CANDIDATES]:
             self.tri_slots = max(2 * self.tri_slots,
                                  int(over[OVER_SIZE + OVER_TRIANGLE_CANDIDATES]) + 4)
@@ -253,6 +299,11 @@ class DeviceMeshCollider:
                     self.n1])
             tg.issue_build(launch, mk, self.over, OVER_TRIANGLES)
             vg.issue_build(launch, mk, self.over, OVER_VERTICES)
+            if self.sharp_count:
+                eg = self.edge_grid
+                launch(mk.edge_boxes, self.sharp_count, [self.v0, self.v1, self.sharp,
+                                                         scalar(self.band), eg.lo, eg.hi])
+                eg.issue_build(launch, mk, self.over, OVER_EDGES)
         n = self.particles
         margin = scalar(MARGIN * self.band)
         fresh = int(iteration == 0)
@@ -278,6 +329,19 @@ class DeviceMeshCollider:
                 self.push_from])
         launch(mk.apply_pushes, n, [p, cl.tris, cl.tri_start, cl.tri_list, self.push_len,
                                     self.push_dir, self.moved])
+        if self.sharp_count and self.cloth_edge_count:
+            eg = self.edge_grid
+            launch(mk.edge_candidates, self.cloth_edge_count,
+                   [p, x, self.cloth_edges, fresh, margin, self.edge_ref_lo, self.edge_ref_hi,
+                    *eg.query_args(), eg.lo, eg.hi, self.edge_slots, self.edge_cand,
+                    self.edge_ncand, self.over])
+            launch(mk.collider_edges, self.cloth_edge_count,
+                   [p, x, inv_mass, t_scale, self.cloth_edges, self.sharp, self.v0, self.v1,
+                    self.edge_slots, self.edge_cand, self.edge_ncand, thickness,
+                    self.edge_push_len, self.edge_push_dir])
+            launch(mk.apply_edge_pushes, n, [p, self.cloth_edges, self.edge_start,
+                                             self.edge_list, self.edge_push_len,
+                                             self.edge_push_dir, self.moved])
         launch(mk.candidates, n, [p, x, inv_mass, 0, margin, *lists])
         launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris, self.n0,
                                self.n1, self.slots, self.cand, self.ncand, self.trapped,

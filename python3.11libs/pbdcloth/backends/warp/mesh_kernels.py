@@ -1,10 +1,11 @@
 """Device code of the Warp backend's :class:`~pbdcloth.colliders.mesh.MeshCollider`.
 
-The per-pair form of :mod:`pbdcloth.colliders.mesh_contact` and :mod:`pbdcloth.colliders.ccd`
-(see their docstrings for the method): cloth vertices against the collider's triangles
-(continuous, then sided discrete with Coulomb friction relative to the surface), collider
-vertices against the cloth's triangles, the continuous re-check of moved vertices and the
-winding-number fail-safe of closed meshes.
+The per-pair form of :mod:`pbdcloth.colliders.mesh_contact`, :mod:`pbdcloth.colliders.ccd` and
+:mod:`pbdcloth.colliders.mesh_edges` (see their docstrings for the method): cloth vertices
+against the collider's triangles (continuous, then sided discrete with Coulomb friction
+relative to the surface), collider vertices against the cloth's triangles, sharp collider edges
+against the cloth's edges, the continuous re-check of moved vertices and the winding-number
+fail-safe of closed meshes.
 
 Broad phase: a hashed uniform grid per substep (:func:`build_mesh_kernels`'s ``grid_*``
 kernels): every box (a collider triangle swept over the substep, or a collider vertex's path,
@@ -41,6 +42,7 @@ import warp as wp
 
 from ...colliders.ccd import BISECTIONS, INSIDE_TOLERANCE
 from ...colliders.mesh_contact import EDGE_SLACK
+from ...colliders.mesh_edges import PARALLEL
 from .kernels import build_kernels
 from .selfcollision_kernels import build_self_kernels
 
@@ -49,7 +51,9 @@ OVER_TRIANGLES = 0  # the triangle grid's entries
 OVER_VERTICES = 1  # the collider-vertex grid's entries
 OVER_CANDIDATES = 2  # a cloth vertex's candidate triangles
 OVER_TRIANGLE_CANDIDATES = 3  # a cloth triangle's candidate collider vertices
-OVER_SIZE = 4
+OVER_EDGES = 4  # the sharp-edge grid's entries
+OVER_EDGE_CANDIDATES = 5  # a cloth edge's candidate sharp edges
+OVER_SIZE = 6
 
 #: A box over more cells than this is *big*: kept out of the cells, in a list that every query
 #: reads (a big query reads every box instead of the cells).
@@ -81,6 +85,8 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
     four_pi = scalar(4.0 * 3.141592653589793)
     bisections = BISECTIONS
     closest_point_triangle = selfk.closest_point_triangle
+    closest_points_segments = selfk.closest_points_segments
+    parallel = scalar(PARALLEL)
     unit = selfk.unit
     safe_div = selfk.safe_div
     contact_friction = base.contact_friction
@@ -895,7 +901,145 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
             p[i] = p[i] + best_dir * best
             moved[i] = 1
 
+    # --- sharp collider edges against the cloth's edges -----------------------------------------
+    @wp.kernel(module=module)
+    def edge_boxes(v0: wp.array(dtype=vec3), v1: wp.array(dtype=vec3),
+                   sharp: wp.array(dtype=wp.vec2i), band: scalar, lo: wp.array(dtype=vec3),
+                   hi: wp.array(dtype=vec3)):
+        """Each sharp edge's box over the substep, grown by ``band``."""
+        k = wp.tid()
+        e = sharp[k]
+        c0 = v0[e[0]]
+        d0 = v0[e[1]]
+        c1 = v1[e[0]]
+        d1 = v1[e[1]]
+        g = vec3(band, band, band)
+        lo[k] = wp.min(wp.min(c0, d0), wp.min(c1, d1)) - g
+        hi[k] = wp.max(wp.max(c0, d0), wp.max(c1, d1)) + g
+
+    @wp.kernel(module=module)
+    def edge_candidates(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                        cloth_edges: wp.array(dtype=wp.vec2i), fresh: int, margin: scalar,
+                        ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
+                        gp: wp.array(dtype=scalar), mask: int,
+                        start: wp.array(dtype=wp.int32), entries: wp.array(dtype=wp.int32),
+                        clo: wp.array(dtype=wp.vec3i), big: wp.array(dtype=wp.int32),
+                        big_count: wp.array(dtype=wp.int32), elo: wp.array(dtype=vec3),
+                        ehi: wp.array(dtype=vec3), slots: int,
+                        cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32),
+                        over: wp.array(dtype=wp.int32)):
+        """A cloth edge's candidate sharp edges: those whose boxes overlap the box of its
+        ends' paths grown by ``margin`` (a Verlet list, as the others)."""
+        f = wp.tid()
+        e = cloth_edges[f]
+        a0 = x_prev[e[0]]
+        b0 = x_prev[e[1]]
+        a1 = p[e[0]]
+        b1 = p[e[1]]
+        lo = wp.min(wp.min(a0, b0), wp.min(a1, b1))
+        hi = wp.max(wp.max(a0, b0), wp.max(a1, b1))
+        verlet_search(f, lo, hi, fresh, margin, ref_lo, ref_hi, gp, mask, start, entries, clo,
+                      big, big_count, elo, ehi, slots, cand, ncand, over, OVER_EDGE_CANDIDATES)
+
+    @wp.kernel(module=module)
+    def collider_edges(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                       inv_mass: wp.array(dtype=scalar),
+                       thickness_scale: wp.array(dtype=scalar),
+                       cloth_edges: wp.array(dtype=wp.vec2i), sharp: wp.array(dtype=wp.vec2i),
+                       v0: wp.array(dtype=vec3), v1: wp.array(dtype=vec3), slots: int,
+                       cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32),
+                       thickness: scalar, push_len: wp.array(dtype=scalar),
+                       push_dir: wp.array(dtype=vec3)):
+        """A cloth edge against its candidate sharp edges: at closest points inside both, a
+        gap below the thickness on the side it started on pushes its ends along the edges'
+        normal by their weights and inverse masses; per end the largest push is kept
+        (``push_len[2 f + m]`` along ``push_dir``). Mirrors
+        pbdcloth.colliders.mesh_edges.project_collider_edges."""
+        f = wp.tid()
+        e = cloth_edges[f]
+        best0 = zero
+        best1 = zero
+        dir0 = vec3(zero, zero, zero)
+        dir1 = dir0
+        if ncand[f] > 0:
+            a0 = x_prev[e[0]]
+            b0 = x_prev[e[1]]
+            a1 = p[e[0]]
+            b1 = p[e[1]]
+            wa = inv_mass[e[0]]
+            wb = inv_mass[e[1]]
+            own = thickness * half_ * (thickness_scale[e[0]] + thickness_scale[e[1]])
+            ab = b1 - a1
+            for s in range(ncand[f]):
+                k = cand[f * slots + s]
+                c = sharp[k]
+                c0 = v0[c[0]]
+                d0 = v0[c[1]]
+                c1 = v1[c[0]]
+                d1 = v1[c[1]]
+                m0 = wp.cross(b0 - a0, d0 - c0)
+                s0, t0 = closest_points_segments(a0, b0, c0, d0)
+                side = sgn(wp.dot(m0, (a0 + (b0 - a0) * s0) - (c0 + (d0 - c0) * t0)))
+                cd = d1 - c1
+                m1 = wp.cross(ab, cd)
+                len1 = wp.length(m1)
+                lens = wp.sqrt(wp.dot(ab, ab) * wp.dot(cd, cd))
+                sp, tp = closest_points_segments(a1, b1, c1, d1)
+                if not (sp > zero and sp < one and tp > zero and tp < one):
+                    continue
+                if side == zero or not (len1 > parallel * lens) or not (
+                        wp.dot(m0, m0) > zero):
+                    continue
+                n = m1 / len1
+                if wp.dot(n, m0) < zero:
+                    n = -n
+                gap = side * wp.dot(n, (a1 + ab * sp) - (c1 + cd * tp))
+                if not (gap < own):
+                    continue
+                den = wa * (one - sp) * (one - sp) + wb * sp * sp
+                if not (den > zero):
+                    continue
+                lam = (own - gap) / den
+                la = lam * wa * (one - sp)
+                lb = lam * wb * sp
+                if la > zero and la > best0:
+                    best0 = la
+                    dir0 = n * side
+                if lb > zero and lb > best1:
+                    best1 = lb
+                    dir1 = n * side
+        push_len[2 * f] = best0
+        push_len[2 * f + 1] = best1
+        push_dir[2 * f] = dir0
+        push_dir[2 * f + 1] = dir1
+
+    @wp.kernel(module=module)
+    def apply_edge_pushes(p: wp.array(dtype=vec3), cloth_edges: wp.array(dtype=wp.vec2i),
+                          edge_start: wp.array(dtype=wp.int32),
+                          edge_list: wp.array(dtype=wp.int32),
+                          push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3),
+                          moved: wp.array(dtype=wp.int32)):
+        """Each cloth vertex takes the largest push of its edges' ends; ``moved`` gains the
+        vertices pushed."""
+        i = wp.tid()
+        best = zero
+        best_dir = vec3(zero, zero, zero)
+        for s in range(edge_start[i], edge_start[i + 1]):
+            f = edge_list[s]
+            m = int(0)
+            if cloth_edges[f][1] == i:
+                m = 1
+            length = push_len[2 * f + m]
+            if length > best:
+                best = length
+                best_dir = push_dir[2 * f + m]
+        if best > zero:
+            p[i] = p[i] + best_dir * best
+            moved[i] = 1
+
     return SimpleNamespace(
+        edge_boxes=edge_boxes, edge_candidates=edge_candidates, collider_edges=collider_edges,
+        apply_edge_pushes=apply_edge_pushes,
         module=module, scalar=scalar, vec3=vec3, mesh_pose=mesh_pose,
         mesh_triangles=mesh_triangles, grid_clear=grid_clear, grid_count=grid_count,
         scan_blocks=scan_blocks, scan_top=scan_top, scan_add=scan_add, grid_fill=grid_fill,
