@@ -72,6 +72,7 @@ from ...settings import ClothSettings
 from . import selfcollision_kernels as kk
 from .selfcollision_list_kernels import build_list_kernels
 from .selfcollision_lists import DeviceLists
+from .selfcollision_native import build_native_search
 
 __all__ = ["SLACK_MARGIN", "SUMS", "WarpSelfCollision"]
 
@@ -183,10 +184,14 @@ class WarpSelfCollision:
         k: the backend's kernel namespace (its ``scalar``, ``vec3``, ``vec4`` types).
         device: the Warp device.
         tuning: the method's constants (the numpy stage's, and the ``warp_*`` buffer sizes).
+        sums: how a pass adds the contacts' corrections (:data:`SUMS`; None: by device).
+        native: run the candidate searches as the one-thread native loops of
+            :mod:`.selfcollision_native` (the same pairs; None: on the CPU).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any,
-                 tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None) -> None:
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None,
+                 native: bool | None = None) -> None:
         self.model = model
         if sums is None:
             sums = "gather" if wp.get_device(device).is_cuda else "scatter"
@@ -200,6 +205,13 @@ class WarpSelfCollision:
         precision = "float32" if k.scalar is wp.float32 else "float64"
         self.k = kk.build_self_kernels(precision)
         self.kl = build_list_kernels(precision)
+        if native is None:
+            native = not wp.get_device(device).is_cuda
+        if native and wp.get_device(device).is_cuda:
+            raise ValueError("the native searches run on the CPU only")
+        self.kn = build_native_search(precision) if native else None
+        self.modules = [m.module for m in (self.k, self.kl, self.kn) if m is not None]
+        """The Warp modules of the stage's kernels (loaded before a recording)."""
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         self.host = CandidateLists(model, tuning, NullStats())
         """The numpy stage's lists, for the rest exclusions (host, cached per thickness)."""
@@ -226,7 +238,7 @@ class WarpSelfCollision:
         self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
         self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
         self.lists = DeviceLists(n, self.n_tris, self.n_edges, self.mean_edge, self.k,
-                                 self.kl, dev, tuning, _Scan)
+                                 self.kl, dev, tuning, _Scan, self.kn)
         """Reference positions, movers and the update state of the candidate lists."""
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)

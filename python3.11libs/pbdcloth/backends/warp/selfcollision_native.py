@@ -1,0 +1,342 @@
+"""CPU-only native loops of the Warp self-collision stage's candidate searches.
+
+Why: on the CPU Warp runs a kernel's threads one after another, and its code generator keeps
+every value of a thread in memory: the grid searches of :mod:`.selfcollision_list_kernels`
+(``pt_triangles``, ``ee_edges``) cost ~4 ns per grid entry visited, most of it a mispredicted
+branch (whether an entry's box overlaps the query's is a coin flip), and a full build of the
+fold scene's edge-edge list walks ~5 million entries. Here the same searches are one native
+C++ loop each (``wp.func_native``, compiled by Warp's clang with the module's flags), launched
+with dim 1, every owner in index order:
+
+* the grids' points (and box half extents) are read in entry order (copies written by the
+  grid's counting sort), and the box test of a chunk of a key run is computed without
+  branches, the entries that pass collected first and tested further one by one;
+* a full edge-edge build scans each row forward along the sweep axis only: the pair goes to
+  the edge whose midpoint comes first along it (then the lower index), as every partner lies
+  within ``half + maxhalf + radius`` of an edge's midpoint; a partial update scans both ways
+  (only the moving edges search).
+
+The pairs are those of the kernels (each owner's slots are sorted afterwards, so the order of
+the pushes does not matter).
+
+Same arithmetic as the kernels they replace, in the same order (closest points: Ericson 2005,
+"Real-Time Collision Detection", 5.1.5 and 5.1.9, as
+:func:`~.selfcollision_kernels.build_self_kernels`); the one rounding-level difference is the
+compiler's: Warp's clang may fuse a multiply and an add differently in two code shapes. The
+lists equal the numpy stage's pair for pair (tests/test_warp_selfcollision.py, float64) and the
+Warp kernels' (float32) after each update of a sequence of substeps.
+
+``REAL`` is the scalar type of the kernels (``float`` or ``double``).
+"""
+
+# mypy: ignore-errors
+# (kernel annotations are Warp's typed language)
+import functools
+from types import SimpleNamespace
+from typing import Any
+
+import warp as wp
+
+# Shared C++ helpers: 3-vectors as three scalars, the grid's cell arithmetic, the slot push,
+# the rest-exclusion lookup and the closest points.
+_COMMON = r"""
+typedef __REAL__ R;
+const R* REF = (const R*)ref.data;
+const int* MOVER = (const int*)mover.data;
+const R radius = ((const R*)radius_a.data)[0];
+const R* GF = (const R*)gf.data;
+const int* GI = (const int*)gi.data;
+const int* START = (const int*)start.data;
+const int* ENTRIES = (const int*)entries.data;
+const int* EXS = (const int*)excl_start.data;
+const int* EXC = (const int*)excluded.data;
+const int mode = ((const int*)state.data)[0];
+int* CNT = (int*)cnt.data;
+int* KEYS = (int*)keys.data;
+int* NEED = (int*)need.data;
+const int sa = GI[0], ua = GI[1], wa = GI[2];
+const R inv = GF[0], inv_s = GF[1];
+const int buckets = mask + 1;
+auto cell = [](R x, R lo, R iv) -> int { return (int)wp::floor((x - lo) * iv); };
+auto row_hash = [mask](int iu, int iw) -> int {
+  long long h = ((long long)iu * 73856093LL) ^ ((long long)iw * 19349663LL);
+  return (int)(h & (long long)mask);
+};
+auto push = [&](int owner, int partner) {
+  int f = CNT[owner]++;
+  if (f < slots) KEYS[owner * slots + f] = partner;
+  else if (NEED[0] < f + 1) NEED[0] = f + 1;
+};
+auto listed = [&](int q, int x) -> bool {
+  for (int k = EXS[q]; k < EXS[q + 1]; ++k) if (EXC[k] == x) return true;
+  return false;
+};
+auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
+const int CHUNK = 64;
+int hit[64];
+auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
+"""
+
+_EE = r"""
+const R* MID = (const R*)mid.data;
+const R* SPOS = (const R*)spos.data;
+const R* SHALF = (const R*)shalf.data;
+const R* HALF = (const R*)half.data;
+const int* EDGES = (const int*)edges.data;
+const R g = ((const R*)maxhalf.data)[0] + radius;
+const R r2 = radius * radius;
+const int n_edges = edges.shape[0];
+if (mode != 0) {
+for (int i = 0; i < n_edges; ++i) {
+  const int ei0 = EDGES[2 * i], ei1 = EDGES[2 * i + 1];
+  if (mode == 1 && (MOVER[ei0] > MOVER[ei1] ? MOVER[ei0] : MOVER[ei1]) == 0) continue;
+  const R* mi = MID + 3 * i;
+  const R* hi_ = HALF + 3 * i;
+  R lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) { lo[a] = mi[a] - hi_[a] - g; hi[a] = mi[a] + hi_[a] + g; }
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  // a full build scans forward along the sweep axis only: each pair is taken by the edge
+  // whose midpoint comes first along it (then the lower index), which the other's box
+  // reaches, as every partner lies within hi_ + maxhalf + radius of the midpoint
+  int s0 = cell(mode == 2 ? mi[sa] : lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  const R mis = mi[sa];
+  const R reach_i = wp::sqrt(dot3(hi_, hi_));
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      // the box test of a chunk of the run without branches (its outcome is a coin flip,
+      // which a branch predictor cannot learn), the entries that pass into hit[]
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+      int nh = 0;
+      for (int k = b0; k < b1; ++k) {
+        const int j = ENTRIES[k];
+        const R* mj = SPOS + 3 * k;
+        const R* hj = SHALF + 3 * k;
+        const R mjs = mj[sa];
+        const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
+            & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
+            & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
+            & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius);
+        hit[nh] = k;
+        nh += ok;
+      }
+      for (int h = 0; h < nh; ++h) {
+        const int k = hit[h];
+        const int j = ENTRIES[k];
+        const R* mj = SPOS + 3 * k;
+        const R* hj = SHALF + 3 * k;
+        const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
+        const int ej0 = EDGES[2 * j], ej1 = EDGES[2 * j + 1];
+        if (mode == 1 && j < i && (MOVER[ej0] > MOVER[ej1] ? MOVER[ej0] : MOVER[ej1]) != 0) continue;
+        if (ei0 == ej0 || ei0 == ej1 || ei1 == ej0 || ei1 == ej1) continue;
+        const R reach = reach_i + wp::sqrt(dot3(hj, hj)) + radius;
+        if (dot3(dm, dm) > reach * reach) continue;
+        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
+        const R* p1 = REF + 3 * EDGES[2 * lo_e];
+        const R* p2 = REF + 3 * EDGES[2 * lo_e + 1];
+        const R* q1 = REF + 3 * EDGES[2 * hi_e];
+        const R* q2 = REF + 3 * EDGES[2 * hi_e + 1];
+        const R d1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+        const R d2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
+        const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
+        const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
+        const R B = dot3(d1, d2);
+        const R den = A * E - B * B;
+        R s = R(0);
+        if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), R(0), R(1));
+        R t = safe_div(B * s + F, E);
+        if (t < R(0)) s = clampr(safe_div(-C, A), R(0), R(1));
+        else if (t > R(1)) s = clampr(safe_div(B - C, A), R(0), R(1));
+        t = clampr(t, R(0), R(1));
+        const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
+                        (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
+                        (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
+        if (dot3(d, d) >= r2) continue;
+        if (listed(lo_e, hi_e)) continue;
+        push(lo_e, hi_e);
+      }
+      }
+    }
+  }
+}
+}
+"""
+
+_PT = r"""
+const int* TRIS = (const int*)tris.data;
+const R* SPOS = (const R*)spos.data;
+const int n_tris = tris.shape[0];
+const R third = R(1.0) / R(3.0);
+if (mode != 0) {
+for (int t = 0; t < n_tris; ++t) {
+  const int c0 = TRIS[3 * t], c1 = TRIS[3 * t + 1], c2 = TRIS[3 * t + 2];
+  if (mode == 1 && MOVER[c0] == 0 && MOVER[c1] == 0 && MOVER[c2] == 0) continue;
+  const R* a = REF + 3 * c0;
+  const R* b = REF + 3 * c1;
+  const R* c = REF + 3 * c2;
+  R lo[3], hi[3], centre[3];
+  for (int k = 0; k < 3; ++k) {
+    R mn = a[k] < b[k] ? a[k] : b[k]; mn = mn < c[k] ? mn : c[k];
+    R mx = a[k] > b[k] ? a[k] : b[k]; mx = mx > c[k] ? mx : c[k];
+    lo[k] = mn - radius; hi[k] = mx + radius;
+    centre[k] = (a[k] + b[k] + c[k]) * third;
+  }
+  const R da[3] = {a[0] - centre[0], a[1] - centre[1], a[2] - centre[2]};
+  const R db[3] = {b[0] - centre[0], b[1] - centre[1], b[2] - centre[2]};
+  const R dc[3] = {c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]};
+  R m2 = dot3(da, da); const R mb = dot3(db, db), mc = dot3(dc, dc);
+  m2 = m2 > mb ? m2 : mb; m2 = m2 > mc ? m2 : mc;
+  const R reach = wp::sqrt(m2) + radius;
+  const R reach2 = reach * reach, r2 = radius * radius;
+  const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+  const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+  const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+      int nh = 0;
+      for (int k = b0; k < b1; ++k) {
+        const R* x = SPOS + 3 * k;
+        const bool ok = !(x[0] < lo[0]) & !(x[1] < lo[1]) & !(x[2] < lo[2])
+            & !(x[0] > hi[0]) & !(x[1] > hi[1]) & !(x[2] > hi[2]);
+        hit[nh] = k;
+        nh += ok;
+      }
+      for (int h = 0; h < nh; ++h) {
+        const int k = hit[h];
+        const int v = ENTRIES[k];
+        const R* x = SPOS + 3 * k;
+        if (v == c0 || v == c1 || v == c2) continue;
+        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
+        if (dot3(gx, gx) > reach2) continue;
+        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
+        const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+        const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+        const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
+        const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+        const R den = va + vb + vc;
+        const R d43 = d4 - d3, d56 = d5 - d6;
+        R bv = R(0), bw = R(0);
+        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
+        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
+        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
+        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
+        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
+        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
+          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
+        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
+        bv = clampr(bv, R(0), R(1));
+        bw = clampr(bw, R(0), R(1) - bv);
+        const R bu = R(1) - bv - bw;
+        const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
+                        x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
+                        x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
+        if (dot3(d, d) >= r2) continue;
+        if (listed(t, v)) continue;
+        push(t, v);
+      }
+      }
+    }
+  }
+}
+}
+"""
+
+
+@functools.cache
+def build_native_search(precision: str = "float32") -> SimpleNamespace:
+    """The native search kernels (CPU only) for scalars of ``precision``: ``ee_all`` and
+    ``pt_all``, launched with dim 1 and the arguments of the list kernels ``ee_edges`` and
+    ``pt_triangles`` (:mod:`.selfcollision_list_kernels`)."""
+    scalar: Any = wp.float32 if precision == "float32" else wp.float64
+    vec3: Any = wp.types.vector(3, scalar)
+    real = "float" if precision == "float32" else "double"
+    module = f"pbdcloth_warp_selfnative_{precision}"
+    wp.set_module_options({"enable_backward": False}, module=module)
+    common = _COMMON.replace("__REAL__", real)
+    i32 = wp.int32
+
+    def ee_body(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+                mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+                maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+                entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+                excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+                cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                shalf: wp.array(dtype=vec3)):
+        ...
+
+    def pt_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                gf: wp.array(dtype=scalar), gi: wp.array(dtype=i32), mask: int,
+                start: wp.array(dtype=i32), entries: wp.array(dtype=i32),
+                excl_start: wp.array(dtype=i32), excluded: wp.array(dtype=i32),
+                state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
+                spos: wp.array(dtype=vec3)):
+        ...
+
+    # Warp names a function by its qualified name: one name per snippet and precision.
+    for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search")):
+        fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
+    ee_search = wp.func_native(common + _EE)(ee_body)
+    pt_search = wp.func_native(common + _PT)(pt_body)
+
+    @wp.kernel(module=module)
+    def ee_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+               mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+               mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+               maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+               gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+               entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+               excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+               cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
+               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3)):
+        """``ee_edges`` of every edge in index order, one thread (``spos``, ``shalf``: the
+        edge grid's midpoints and half extents in entry order)."""
+        ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
+                  entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf)
+
+    @wp.kernel(module=module)
+    def pt_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+               mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+               gf: wp.array(dtype=scalar), gi: wp.array(dtype=i32), mask: int,
+               start: wp.array(dtype=i32), entries: wp.array(dtype=i32),
+               excl_start: wp.array(dtype=i32), excluded: wp.array(dtype=i32),
+               state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+               keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
+               spos: wp.array(dtype=vec3)):
+        """``pt_triangles`` of every triangle in index order, one thread (``spos``: the
+        vertex grid's positions in entry order)."""
+        pt_search(ref, tris, mover, radius_a, gf, gi, mask, start, entries, excl_start,
+                  excluded, state, slots, cnt, keys, need, spos)
+
+    return SimpleNamespace(module=module, ee_all=ee_all, pt_all=pt_all)
