@@ -382,6 +382,7 @@ class WarpSelfCollision:
         margin = s(SLACK_MARGIN * t)
         skip = int(tune.skip_unchanged)
         pt, ee = self.pt, self.ee
+        pair_eval = k.pair_eval if self.kn is None else self.kn.pair_eval_all
         if iteration == 0:
             launch(k.zero_scalars, n, [self.moved])
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
@@ -394,7 +395,7 @@ class WarpSelfCollision:
         for _ in range(tune.passes):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
                 launch(k.zero_counts, n, [self.state, self.cnt])
-                launch(k.pair_eval, fam.workers, [
+                launch(pair_eval, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
                     interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
                     fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
