@@ -383,10 +383,13 @@ class WarpSelfCollision:
         skip = int(tune.skip_unchanged)
         pt, ee = self.pt, self.ee
         pair_eval = k.pair_eval if self.kn is None else self.kn.pair_eval_all
+        mark_crossed = k.mark_crossed if self.kn is None else self.kn.mark_crossed_all
+        contact_relax = k.contact_relax if self.kn is None else self.kn.contact_relax_all
+        track_begin = k.track_begin if self.kn is None else self.kn.track_begin_all
         if iteration == 0:
             launch(k.zero_scalars, n, [self.moved])
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
+                launch(track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
                                                     fam.slack_c, fam.slack_x, fam.base,
                                                     fam.workers])
         else:
@@ -400,7 +403,7 @@ class WarpSelfCollision:
                     interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
                     fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
                     fam.workers])
-                launch(k.contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
+                launch(contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
                                                       self.cnt, self.state, fam.corr,
                                                       int(fam.scatter), self.dp, fam.workers])
                 if fam.scatter:
@@ -414,7 +417,7 @@ class WarpSelfCollision:
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])
         for _ in range(tune.revert_rounds):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.mark_crossed, fam.workers, [
+                launch(mark_crossed, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, s(t), band, interior,
                     self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip, self.state,
                     self.flag, self.reverted, fam.workers])

@@ -17,9 +17,10 @@ with dim 1, every owner in index order:
   (only the moving edges search).
 
 The pairs are those of the kernels (each owner's slots are sorted afterwards, so the order of
-the pushes does not matter). The narrow phase's pass over a family's pairs (``pair_eval``) is
-one native loop too (``pair_eval_all``), every pair in list order as the kernel's one CPU
-thread takes them: ~25 % less time per pass.
+the pushes does not matter). The narrow phase's loops over a family's pairs are native too,
+every pair in list order as the kernels' one CPU thread takes them: ``pair_eval_all`` (a pass:
+~25 % less time), ``mark_crossed_all`` (the fail-safe's search, the same text with the
+crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
 
 Same arithmetic as the kernels they replace, in the same order (closest points: Ericson 2005,
 "Real-Time Collision Detection", 5.1.5 and 5.1.9, as
@@ -279,8 +280,10 @@ for (int t = 0; t < n_tris; ++t) {
 # order.
 _PAIRS = r"""
 typedef __REAL__ R;
+const bool CROSSING = __CROSSING__;
 int* ST = (int*)state.data;
-if (ST[__ST_DONE__] != 0) return;
+if (!CROSSING && ST[__ST_DONE__] != 0) return;
+if (CROSSING && (ST[__ST_PROJECTED__] == 0 || ST[__ST_STOP__] != 0)) return;
 const R* P = (const R*)p.data;
 const R* X0 = (const R*)x0.data;
 const R* IM = (const R*)inv_mass.data;
@@ -290,13 +293,7 @@ const R* MOVED = (const R*)moved.data;
 R* BASE = (R*)base.data;
 R* SC = (R*)slack_c.data;
 R* SX = (R*)slack_x.data;
-int* ACT = (int*)act.data;
-R* CORR = (R*)corr.data;
-R* WC = (R*)wc.data;
-R* DEEP = (R*)deep.data;
-int* TOUCH = (int*)touch.data;
-int* CNT = (int*)cnt.data;
-int* STATS = (int*)stats.data;
+__POINTERS__
 const R Z = R(0), ONE = R(1);
 const R band2 = band * band;
 const R hi_s = ONE - interior;
@@ -317,7 +314,10 @@ for (int c = 0; c < n_pairs; ++c) {
     R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
     R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
     R most = m01 > m23 ? m01 : m23;
-    if (R(2.0) * (most - BASE[c]) + margin < SC[c]) { ACT[c] = 0; continue; }
+    if (R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c])) {
+      if (!CROSSING) ACT[c] = 0;
+      continue;
+    }
   }
   evaluated += 1;
   const R* x_ = P + 3 * q[0];
@@ -433,6 +433,16 @@ for (int c = 0; c < n_pairs; ++c) {
   R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
   R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
   BASE[c] = l01 < l23 ? l01 : l23;
+  if (CROSSING) {
+    // fail-safe: flag the free, not yet reverted particles of a pair on the wrong side
+    if (near != 2 || signed_ >= Z) continue;
+    const int epoch = ST[__ST_EPOCH__];
+    for (int k = 0; k < 4; ++k) {
+      const int i = q[k];
+      if (IM[i] > Z && REVERTED[i] != epoch) { FLAG[i] = epoch; ST[__ST_ANY__] = 1; }
+    }
+    continue;
+  }
   ACT[c] = 0;
   if (near != 2 || signed_ >= t) continue;
   // response: push-out along n less friction, over the inverse-mass-weighted coefficients
@@ -462,7 +472,81 @@ for (int c = 0; c < n_pairs; ++c) {
   ST[__ST_PASS_ANY__] = 1;
   STATS[__STAT_PT_CONTACTS__ + edge_pairs] += 1;
 }
-STATS[__STAT_EVALUATED__] += evaluated;
+if (!CROSSING) STATS[__STAT_EVALUATED__] += evaluated;
+"""
+
+
+# contact_relax and track_begin of :mod:`.selfcollision_kernels`, every pair in list order.
+_RELAX = r"""
+typedef __REAL__ R;
+const int* ST = (const int*)state.data;
+if (ST[__ST_DONE__] != 0 || ST[__ST_PASS_ANY__] == 0) return;
+const int* IDX = (const int*)idx.data;
+const int n_pairs = ((const int*)count.data)[0];
+const int* ACT = (const int*)act.data;
+const R* WC = (const R*)wc.data;
+const int* CNT = (const int*)cnt.data;
+R* CORR = (R*)corr.data;
+R* DP = (R*)dp.data;
+for (int c = 0; c < n_pairs; ++c) {
+  if (ACT[c] == 0) continue;
+  const int* q = IDX + 4 * c;
+  const R* w = WC + 4 * c;
+  int most = 1;
+  for (int k = 0; k < 4; ++k) if (w[k] != R(0) && CNT[q[k]] > most) most = CNT[q[k]];
+  R share[3];
+  for (int j = 0; j < 3; ++j) { share[j] = CORR[3 * c + j] / R(most); CORR[3 * c + j] = share[j]; }
+  if (scatter != 0) {
+    for (int k = 0; k < 4; ++k) {
+      if (w[k] == R(0)) continue;
+      for (int j = 0; j < 3; ++j) DP[3 * q[k] + j] = DP[3 * q[k] + j] + share[j] * w[k];
+    }
+  }
+}
+"""
+
+_TRACK_BEGIN = r"""
+typedef __REAL__ R;
+const R* P = (const R*)p.data;
+const int* IDX = (const int*)idx.data;
+const int n_pairs = ((const int*)count.data)[0];
+R* SC = (R*)slack_c.data;
+R* SX = (R*)slack_x.data;
+R* BASE = (R*)base.data;
+auto len3 = [](R x, R y, R z) -> R { return __SQRT__(x * x + y * y + z * z); };
+for (int c = 0; c < n_pairs; ++c) {
+  const int* q = IDX + 4 * c;
+  const R* a0 = P + 3 * q[0];
+  const R* a1 = P + 3 * q[1];
+  const R* a2 = P + 3 * q[2];
+  const R* a3 = P + 3 * q[3];
+  R bound;
+  if (edge_pairs != 0) {
+    R m1[3], m2[3];
+    for (int k = 0; k < 3; ++k) { m1[k] = (a0[k] + a1[k]) * R(0.5); m2[k] = (a2[k] + a3[k]) * R(0.5); }
+    bound = (len3(m1[0] - m2[0], m1[1] - m2[1], m1[2] - m2[2])
+             - R(0.5) * len3(a0[0] - a1[0], a0[1] - a1[1], a0[2] - a1[2]))
+            - R(0.5) * len3(a2[0] - a3[0], a2[1] - a3[1], a2[2] - a3[2]);
+  } else {
+    const R third = R(1.0) / R(3.0);
+    R ce[3], da[3], db[3], dc[3];
+    for (int k = 0; k < 3; ++k) {
+      ce[k] = ((a1[k] + a2[k]) + a3[k]) * third;
+      da[k] = a1[k] - ce[k]; db[k] = a2[k] - ce[k]; dc[k] = a3[k] - ce[k];
+    }
+    R r2 = da[0] * da[0] + da[1] * da[1] + da[2] * da[2];
+    const R rb = db[0] * db[0] + db[1] * db[1] + db[2] * db[2];
+    const R rc = dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2];
+    r2 = r2 > rb ? r2 : rb;
+    r2 = r2 > rc ? r2 : rc;
+    bound = len3(a0[0] - ce[0], a0[1] - ce[1], a0[2] - ce[2]) - __SQRT__(r2);
+  }
+  R sl = bound - band;
+  if (bound < band) sl = R(-1e30);
+  SC[c] = sl;
+  SX[c] = sl;
+  BASE[c] = R(0);
+}
 """
 
 
@@ -471,7 +555,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     """The native kernels (CPU only) for scalars of ``precision``, launched with dim 1:
     ``ee_all`` and ``pt_all`` (the arguments of the list kernels ``ee_edges`` and
     ``pt_triangles`` of :mod:`.selfcollision_list_kernels`, and the grid's points in entry
-    order) and ``pair_eval_all`` (the arguments of ``pair_eval``)."""
+    order), ``pair_eval_all``, ``mark_crossed_all``, ``contact_relax_all`` and
+    ``track_begin_all`` (the arguments of the kernels of the same names less ``_all``)."""
     scalar: Any = wp.float32 if precision == "float32" else wp.float64
     vec3: Any = wp.types.vector(3, scalar)
     real = "float" if precision == "float32" else "double"
@@ -538,12 +623,23 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                   excluded, state, slots, cnt, keys, need, spos)
 
     vec4: Any = wp.types.vector(4, scalar)
-    pairs_src = (_PAIRS.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
-                 .replace("__ST_DONE__", str(kk.ST_DONE)).replace("__ST_PASS__", str(kk.ST_PASS))
-                 .replace("__ST_PROJECTED__", str(kk.ST_PROJECTED))
-                 .replace("__ST_PASS_ANY__", str(kk.ST_PASS_ANY))
-                 .replace("__STAT_PT_CONTACTS__", str(kk.STAT_PT_CONTACTS))
-                 .replace("__STAT_EVALUATED__", str(kk.STAT_EVALUATED)))
+    def pairs_text(crossing: bool) -> str:
+        own = (("int* FLAG = (int*)flag.data;", "const int* REVERTED = (const int*)reverted.data;")
+               if crossing else
+               ("int* ACT = (int*)act.data;", "R* CORR = (R*)corr.data;", "R* WC = (R*)wc.data;",
+                "R* DEEP = (R*)deep.data;", "int* TOUCH = (int*)touch.data;",
+                "int* CNT = (int*)cnt.data;", "int* STATS = (int*)stats.data;"))
+        unused = (("int* ACT = nullptr;", "R* CORR = nullptr;", "R* WC = nullptr;",
+                   "R* DEEP = nullptr;", "int* TOUCH = nullptr;", "int* CNT = nullptr;",
+                   "int* STATS = nullptr;", "R mu = R(0);") if crossing else
+                  ("int* FLAG = nullptr;", "const int* REVERTED = nullptr;"))
+        text = _PAIRS.replace("__POINTERS__", "\n".join(own + unused))
+        text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
+        text = text.replace("__CROSSING__", "true" if crossing else "false")
+        for name in ("ST_DONE", "ST_PASS", "ST_PROJECTED", "ST_PASS_ANY", "ST_EPOCH",
+                     "ST_STOP", "ST_ANY", "STAT_PT_CONTACTS", "STAT_EVALUATED"):
+            text = text.replace(f"__{name}__", str(getattr(kk, name)))
+        return text
 
     def pairs_body(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
                    inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
@@ -557,8 +653,20 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                    cnt: wp.array(dtype=i32), stats: wp.array(dtype=i32)):
         ...
 
+    def crossed_body(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                     inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                     count: wp.array(dtype=i32), edge_pairs: int, state: wp.array(dtype=i32),
+                     t: scalar, band: scalar, interior: scalar,
+                     moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+                     slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                     margin: scalar, skip: int, flag: wp.array(dtype=i32),
+                     reverted: wp.array(dtype=i32)):
+        ...
+
     pairs_body.__name__ = pairs_body.__qualname__ = f"pair_pass_{precision}"
-    pair_pass = wp.func_native(pairs_src)(pairs_body)
+    pair_pass = wp.func_native(pairs_text(False))(pairs_body)
+    crossed_body.__name__ = crossed_body.__qualname__ = f"crossed_pass_{precision}"
+    crossed_pass = wp.func_native(pairs_text(True))(crossed_body)
 
     @wp.kernel(module=module)
     def pair_eval_all(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
@@ -577,5 +685,60 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         pair_pass(p, x0, inv_mass, idx, count, edge_pairs, state, t, band, mu, interior, moved,
                   base, slack_c, slack_x, margin, skip, act, corr, wc, deep, touch, cnt, stats)
 
+    @wp.kernel(module=module)
+    def mark_crossed_all(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                         inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                         count: wp.array(dtype=i32), edge_pairs: int, t: scalar,
+                         band: scalar, interior: scalar, moved: wp.array(dtype=scalar),
+                         base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                         slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
+                         state: wp.array(dtype=i32), flag: wp.array(dtype=i32),
+                         reverted: wp.array(dtype=i32), stride: int):
+        """``mark_crossed`` of every pair in list order, one thread (``stride`` unused)."""
+        crossed_pass(p, x0, inv_mass, idx, count, edge_pairs, state, t, band, interior, moved,
+                     base, slack_c, slack_x, margin, skip, flag, reverted)
+
+    def sub(text: str) -> str:
+        text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
+        for name in ("ST_DONE", "ST_PASS_ANY"):
+            text = text.replace(f"__{name}__", str(getattr(kk, name)))
+        return text
+
+    def relax_body(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
+                   act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
+                   cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
+                   corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3)):
+        ...
+
+    def track_body(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
+                   count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
+                   slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                   base: wp.array(dtype=scalar)):
+        ...
+
+    relax_body.__name__ = relax_body.__qualname__ = f"relax_pass_{precision}"
+    relax_pass = wp.func_native(sub(_RELAX))(relax_body)
+    track_body.__name__ = track_body.__qualname__ = f"track_pass_{precision}"
+    track_pass = wp.func_native(sub(_TRACK_BEGIN))(track_body)
+
+    @wp.kernel(module=module)
+    def contact_relax_all(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
+                          act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
+                          cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
+                          corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3),
+                          stride: int):
+        """``contact_relax`` of every contact in list order, one thread (``stride`` unused)."""
+        relax_pass(idx, count, act, wc, cnt, state, corr, scatter, dp)
+
+    @wp.kernel(module=module)
+    def track_begin_all(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
+                        count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
+                        slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                        base: wp.array(dtype=scalar), stride: int):
+        """``track_begin`` of every pair, one thread (``stride`` unused)."""
+        track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base)
+
     return SimpleNamespace(module=module, ee_all=ee_all, pt_all=pt_all,
-                           pair_eval_all=pair_eval_all)
+                           pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
+                           contact_relax_all=contact_relax_all,
+                           track_begin_all=track_begin_all)
