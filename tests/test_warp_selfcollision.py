@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from typing import Any
 
 import numpy as np
@@ -381,10 +382,11 @@ def test_skipping_unchanged_pairs_gives_bit_identical_frames() -> None:
 
 def test_native_cpu_loops_give_the_kernels_results_bit_for_bit() -> None:
     """The CPU's native loops (candidate searches and the narrow phase's pair passes,
-    :mod:`pbdcloth.backends.warp.selfcollision_native`) against the Warp kernels they replace
-    (float32, both fed the same positions through the fold scene's folding, full builds and
-    partial updates): the same candidate lists in the same order, the same projected
-    positions bit for bit and the same counts of contacts and evaluated pairs."""
+    :mod:`pbdcloth.backends.warp.selfcollision_native`) on two threads and on one against the
+    Warp kernels they replace (float32, all fed the same positions through the fold scene's
+    folding, full builds and partial updates): the same candidate lists in the same order, the
+    same projected positions bit for bit and the same counts of contacts and evaluated
+    pairs."""
     scene, frames = _fold_positions(44)
     s = scene.settings.replace(self_friction=0.2)
     model = ClothSolver(scene.positions, scene.triangles, settings=s.replace(backend="numpy"),
@@ -394,12 +396,14 @@ def test_native_cpu_loops_give_the_kernels_results_bit_for_bit() -> None:
     k = build_kernels("float32")
     n = model.particle_count
     stages = []
-    for native in (True, False):
-        sc = WarpSelfCollision(model, k, wp.get_device("cpu"), tuning=ample, native=native)
+    for native, threads in ((True, 2), (True, 1), (False, 1)):
+        tuning = dataclasses.replace(ample, warp_cpu_threads=threads)
+        sc = WarpSelfCollision(model, k, wp.get_device("cpu"), tuning=tuning, native=native)
         sc.prepare(s)
         sc.begin_frame()
         stages.append(sc)
-    assert stages[0].kn is not None and stages[1].kn is None
+    assert stages[0].kn is not None and stages[2].kn is None
+    assert stages[0].threads == min(2, os.cpu_count() or 1)
     zeros = [wp.zeros(n, dtype=k.vec3, device="cpu") for _ in range(3)]
     inv_mass = wp.array(model.inv_mass.astype(np.float32), dtype=k.scalar, device="cpu")
     previous = frames[39].astype(np.float32)
@@ -416,13 +420,14 @@ def test_native_cpu_loops_give_the_kernels_results_bit_for_bit() -> None:
                 for iteration in range(2):
                     sc.issue_project(_launch, s, p, x, inv_mass, iteration)
                 out.append((lists, p.numpy()))
-            (lists1, p1), (lists2, p2) = out
-            for got, want in zip(lists1, lists2):
-                assert np.array_equal(got, want), steps
-            assert np.array_equal(p1, p2), steps
+            want_lists, want_p = out[-1]
+            for got_lists, got_p in out[:-1]:
+                for got, want in zip(got_lists, want_lists):
+                    assert np.array_equal(got, want), steps
+                assert np.array_equal(got_p, want_p), steps
             previous = P
             steps += 1
-    st1, st2 = (sc.frame_extra(1) for sc in stages)
-    assert st1 == st2
+    st1, st2, st3 = (sc.frame_extra(1) for sc in stages)
+    assert st1 == st2 == st3
     assert st1["self_rebuilds"] >= 1 and st1["self_partial_rebuilds"] >= 1
     assert st1["self_pt_contacts"] > 0 and st1["self_ee_contacts"] > 0

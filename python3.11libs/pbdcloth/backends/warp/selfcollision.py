@@ -59,6 +59,7 @@ untested.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -210,6 +211,8 @@ class WarpSelfCollision:
         if native and wp.get_device(device).is_cuda:
             raise ValueError("the native searches run on the CPU only")
         self.kn = build_native_search(precision) if native else None
+        self.threads = max(1, min(int(tuning.warp_cpu_threads), os.cpu_count() or 1))
+        """POSIX threads of the native pair passes (:mod:`.selfcollision_native`)."""
         self.modules = [m.module for m in (self.k, self.kl, self.kn) if m is not None]
         """The Warp modules of the stage's kernels (loaded before a recording)."""
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
@@ -238,7 +241,7 @@ class WarpSelfCollision:
         self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
         self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
         self.lists = DeviceLists(n, self.n_tris, self.n_edges, self.mean_edge, self.k,
-                                 self.kl, dev, tuning, _Scan, self.kn)
+                                 self.kl, dev, tuning, _Scan, self.kn, self.threads)
         """Reference positions, movers and the update state of the candidate lists."""
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)
@@ -402,7 +405,7 @@ class WarpSelfCollision:
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
                     interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
                     fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
-                    fam.workers])
+                    fam.workers if self.kn is None else self.threads])
                 launch(contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
                                                       self.cnt, self.state, fam.corr,
                                                       int(fam.scatter), self.dp, fam.workers])
@@ -420,7 +423,7 @@ class WarpSelfCollision:
                 launch(mark_crossed, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, s(t), band, interior,
                     self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip, self.state,
-                    self.flag, self.reverted, fam.workers])
+                    self.flag, self.reverted, fam.workers if self.kn is None else self.threads])
             launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.moved,
                                        self.stats])
             launch(k.round_end, 1, [self.state])

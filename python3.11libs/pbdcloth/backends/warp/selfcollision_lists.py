@@ -97,13 +97,15 @@ class DeviceLists:
 
     def __init__(self, n: int, n_tris: int, n_edges: int, mean_edge: float, k: Any, kl: Any,
                  device: Any, tuning: SelfCollisionTuning, scan_type: Any,
-                 native: Any = None) -> None:
+                 native: Any = None, threads: int = 1) -> None:
         s, v3 = k.scalar, k.vec3
         block = tuning.warp_block
         self.n, self.n_tris, self.n_edges = n, n_tris, n_edges
         self.k, self.kl, self.tuning = k, kl, tuning
         self.native = native
-        """The CPU's one-thread native searches (:mod:`.selfcollision_native`), or None."""
+        """The CPU's native searches (:mod:`.selfcollision_native`), or None."""
+        self.threads = threads
+        """POSIX threads of the native searches."""
         self.scalar = s
         self.mean_edge = mean_edge
         dev = device
@@ -161,7 +163,7 @@ class DeviceLists:
         pt_args = [ref, tris, mover, self.radius, *vg.query_args(), *pt_excluded, st, pt.slots,
                    pt.counts, pt.keys, pt.need_slots]
         if self.native is not None:
-            launch(self.native.pt_all, 1, [*pt_args, vg.pos])
+            launch(self.native.pt_triangles_all, 1, [*pt_args, vg.pos, self.threads])
         else:
             launch(kl.pt_triangles, self.n_tris, pt_args)
         launch(kl.zero_scalar, 1, [self.tri_maxhalf, self.partial])
@@ -187,7 +189,7 @@ class DeviceLists:
                    self.edge_maxhalf, *eg.query_args(), *ee_excluded, st, ee.slots, ee.counts,
                    ee.keys, ee.need_slots]
         if self.native is not None:
-            launch(self.native.ee_all, 1, [*ee_args, eg.pos, eg.half])
+            launch(self.native.ee_edges_all, 1, [*ee_args, eg.pos, eg.half, self.threads])
         else:
             launch(kl.ee_edges, self.n_edges, ee_args)
         ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate)

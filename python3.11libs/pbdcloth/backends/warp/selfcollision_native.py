@@ -17,10 +17,19 @@ with dim 1, every owner in index order:
   (only the moving edges search).
 
 The pairs are those of the kernels (each owner's slots are sorted afterwards, so the order of
-the pushes does not matter). The narrow phase's loops over a family's pairs are native too,
-every pair in list order as the kernels' one CPU thread takes them: ``pair_eval_all`` (a pass:
-~25 % less time), ``mark_crossed_all`` (the fail-safe's search, the same text with the
+the pushes does not matter). The narrow phase's loops over a family's pairs are native too:
+``pair_eval_all`` (a pass), ``mark_crossed_all`` (the fail-safe's search, the same text with the
 crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
+
+Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
+replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
+tuning's ``warp_cpu_threads``, at most the machine's cores): each thread takes interleaved
+blocks of owners or pairs. What they share is order-free: an owner's slot cursor is an atomic
+integer (the slots are sorted afterwards), contact counts are atomic integer additions, the
+touch and revert marks store one value, and the deepest contact, the counters and the flags are
+combined after the threads end. The relaxation's scattered sums, whose float order matters,
+stay on one thread. So the results do not depend on the number of threads or their timing
+(tested against the one-thread kernels, bit for bit).
 
 Same arithmetic as the kernels they replace, in the same order (closest points: Ericson 2005,
 "Real-Time Collision Detection", 5.1.5 and 5.1.9, as
@@ -45,55 +54,96 @@ from . import selfcollision_kernels as kk
 # Shared C++ helpers: 3-vectors as three scalars, the grid's cell arithmetic, the slot push,
 # the rest-exclusion lookup and the closest points.
 _COMMON = r"""
-typedef __REAL__ R;
-const R* REF = (const R*)ref.data;
-const int* MOVER = (const int*)mover.data;
-const R radius = ((const R*)radius_a.data)[0];
-const R* GF = (const R*)gf.data;
-const int* GI = (const int*)gi.data;
-const int* START = (const int*)start.data;
-const int* ENTRIES = (const int*)entries.data;
-const int* EXS = (const int*)excl_start.data;
-const int* EXC = (const int*)excluded.data;
-const int mode = ((const int*)state.data)[0];
-int* CNT = (int*)cnt.data;
-int* KEYS = (int*)keys.data;
-int* NEED = (int*)need.data;
-const int sa = GI[0], ua = GI[1], wa = GI[2];
-const R inv = GF[0], inv_s = GF[1];
-const int buckets = mask + 1;
-auto cell = [](R x, R lo, R iv) -> int { return (int)wp::floor((x - lo) * iv); };
-auto row_hash = [mask](int iu, int iw) -> int {
-  long long h = ((long long)iu * 73856093LL) ^ ((long long)iw * 19349663LL);
-  return (int)(h & (long long)mask);
-};
-auto push = [&](int owner, int partner) {
-  int f = CNT[owner]++;
-  if (f < slots) KEYS[owner * slots + f] = partner;
-  else if (NEED[0] < f + 1) NEED[0] = f + 1;
-};
-auto listed = [&](int q, int x) -> bool {
-  for (int k = EXS[q]; k < EXS[q + 1]; ++k) if (EXC[k] == x) return true;
-  return false;
-};
-auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
-auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
-const int CHUNK = 64;
-int hit[64];
-auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
+  Job* J = (Job*)arg;
+  const R* REF = (const R*)J->ptrs[0];
+  const int* MOVER = (const int*)J->ptrs[1];
+  const R radius = ((const R*)J->ptrs[2])[0];
+  const R* GF = (const R*)J->ptrs[3];
+  const int* GI = (const int*)J->ptrs[4];
+  const int* START = (const int*)J->ptrs[5];
+  const int* ENTRIES = (const int*)J->ptrs[6];
+  const int* EXS = (const int*)J->ptrs[7];
+  const int* EXC = (const int*)J->ptrs[8];
+  const int mode = ((const int*)J->ptrs[9])[0];
+  int* CNT = (int*)J->ptrs[10];
+  int* KEYS = (int*)J->ptrs[11];
+  const int mask = J->ints[0], slots = J->ints[1];
+  const int sa = GI[0], ua = GI[1], wa = GI[2];
+  const R inv = GF[0], inv_s = GF[1];
+  const int buckets = mask + 1;
+  auto cell = [](R x, R lo, R iv) -> int { return (int)wp::floor((x - lo) * iv); };
+  auto row_hash = [mask](int iu, int iw) -> int {
+    long long h = ((long long)iu * 73856093LL) ^ ((long long)iw * 19349663LL);
+    return (int)(h & (long long)mask);
+  };
+  // an owner's next slot (atomic: another thread may push to the same owner; the slots are
+  // sorted afterwards), counted past the end (the frame runs again with more slots)
+  auto push = [&](int owner, int partner) {
+    int f = __atomic_fetch_add(&CNT[owner], 1, __ATOMIC_RELAXED);
+    if (f < slots) KEYS[owner * slots + f] = partner;
+    else if (J->need < f + 1) J->need = f + 1;
+  };
+  auto listed = [&](int q, int x) -> bool {
+    for (int k = EXS[q]; k < EXS[q + 1]; ++k) if (EXC[k] == x) return true;
+    return false;
+  };
+  auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
+  auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
+  const int CHUNK = 64;
+  int hit[64];
 """
 
+#: The Warp function body of a search: the arrays' pointers to the dispatcher below it, which
+#: runs the owners in interleaved blocks on ``threads`` POSIX threads.
+_SEARCH = r"""
+void pbd_search___TAG__(void** ptrs, const int* ints);
+void* pbd_ptrs[] = {(void*)ref.data, (void*)mover.data, (void*)radius_a.data, (void*)gf.data,
+                    (void*)gi.data, (void*)start.data, (void*)entries.data,
+                    (void*)excl_start.data, (void*)excluded.data, (void*)state.data,
+                    (void*)cnt.data, (void*)keys.data, (void*)need.data, __FAMILY__};
+const int pbd_ints[] = {mask, slots, __OWNERS__.shape[0], threads};
+pbd_search___TAG__(pbd_ptrs, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
+typedef __REAL__ R;
+const int BLOCK = 128;
+struct Job { void** ptrs; const int* ints; int lo, step, n, need; };
+static void* work(void* arg) {
+__COMMON__
+__BODY__
+  return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_search___TAG__(void** ptrs, const int* ints) {
+  using namespace pbd___TAG__;
+  if (((const int*)ptrs[9])[0] == 0) return;
+  const int n = ints[2];
+  int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, k * BLOCK, threads * BLOCK, n, 0};
+  unsigned long ids[8];
+  for (int k = 1; k < threads; ++k) pthread_create(&ids[k], nullptr, work, &jobs[k]);
+  work(&jobs[0]);
+  for (int k = 1; k < threads; ++k) pthread_join(ids[k], nullptr);
+  int* NEED = (int*)ptrs[12];
+  for (int k = 0; k < threads; ++k) if (NEED[0] < jobs[k].need) NEED[0] = jobs[k].need;
+"""
+
+
 _EE = r"""
-const R* MID = (const R*)mid.data;
-const R* SPOS = (const R*)spos.data;
-const R* SHALF = (const R*)shalf.data;
-const R* HALF = (const R*)half.data;
-const int* EDGES = (const int*)edges.data;
-const R g = ((const R*)maxhalf.data)[0] + radius;
+const int* EDGES = (const int*)J->ptrs[13];
+const R* SPOS = (const R*)J->ptrs[14];
+const R* SHALF = (const R*)J->ptrs[15];
+const R* MID = (const R*)J->ptrs[16];
+const R* HALF = (const R*)J->ptrs[17];
+const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
-const int n_edges = edges.shape[0];
-if (mode != 0) {
-for (int i = 0; i < n_edges; ++i) {
+for (int b0 = J->lo; b0 < J->n; b0 += J->step) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int i = b0; i < b1; ++i) {
   const int ei0 = EDGES[2 * i], ei1 = EDGES[2 * i + 1];
   if (mode == 1 && (MOVER[ei0] > MOVER[ei1] ? MOVER[ei0] : MOVER[ei1]) == 0) continue;
   const R* mi = MID + 3 * i;
@@ -180,12 +230,12 @@ for (int i = 0; i < n_edges; ++i) {
 """
 
 _PT = r"""
-const int* TRIS = (const int*)tris.data;
-const R* SPOS = (const R*)spos.data;
-const int n_tris = tris.shape[0];
+const int* TRIS = (const int*)J->ptrs[13];
+const R* SPOS = (const R*)J->ptrs[14];
 const R third = R(1.0) / R(3.0);
-if (mode != 0) {
-for (int t = 0; t < n_tris; ++t) {
+for (int b0 = J->lo; b0 < J->n; b0 += J->step) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int t = b0; t < b1; ++t) {
   const int c0 = TRIS[3 * t], c1 = TRIS[3 * t + 1], c2 = TRIS[3 * t + 2];
   if (mode == 1 && MOVER[c0] == 0 && MOVER[c1] == 0 && MOVER[c2] == 0) continue;
   const R* a = REF + 3 * c0;
@@ -279,200 +329,279 @@ for (int t = 0; t < n_tris; ++t) {
 # geometry, contact normal, slack bookkeeping and response, the same operations in the same
 # order.
 _PAIRS = r"""
+void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints);
+void* pbd_ptrs[] = {(void*)state.data, (void*)p.data, (void*)x0.data, (void*)inv_mass.data,
+                    (void*)idx.data, (void*)moved.data, (void*)base.data, (void*)slack_c.data,
+                    (void*)slack_x.data, __POINTERS__};
+const __REAL__ pbd_reals[] = {t, band, mu, interior, margin};
+const int pbd_ints[] = {edge_pairs, skip, ((const int*)count.data)[0], threads};
+pbd_pairs___TAG__(pbd_ptrs, pbd_reals, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
 typedef __REAL__ R;
-const bool CROSSING = __CROSSING__;
-int* ST = (int*)state.data;
-if (!CROSSING && ST[__ST_DONE__] != 0) return;
-if (CROSSING && (ST[__ST_PROJECTED__] == 0 || ST[__ST_STOP__] != 0)) return;
-const R* P = (const R*)p.data;
-const R* X0 = (const R*)x0.data;
-const R* IM = (const R*)inv_mass.data;
-const int* IDX = (const int*)idx.data;
-const int n_pairs = ((const int*)count.data)[0];
-const R* MOVED = (const R*)moved.data;
-R* BASE = (R*)base.data;
-R* SC = (R*)slack_c.data;
-R* SX = (R*)slack_x.data;
-__POINTERS__
-const R Z = R(0), ONE = R(1);
-const R band2 = band * band;
-const R hi_s = ONE - interior;
-const int pass_id = ST[__ST_PASS__];
-auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
-auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
-auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
-auto sgn = [](R x) -> R { return x >= R(0) ? R(1) : R(-1); };
-auto cross3 = [](const R* a, const R* b, R* out) {
-  out[0] = a[1] * b[2] - a[2] * b[1];
-  out[1] = a[2] * b[0] - a[0] * b[2];
-  out[2] = a[0] * b[1] - a[1] * b[0];
+const int BLOCK = 512;
+struct Job {
+  void** ptrs; const R* reals; const int* ints; int lo, step, n;
+  int evaluated, contacts, any; R deep;
 };
-int evaluated = 0;
-for (int c = 0; c < n_pairs; ++c) {
-  const int* q = IDX + 4 * c;
-  if (skip != 0) {
-    R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-    R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-    R most = m01 > m23 ? m01 : m23;
-    if (R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c])) {
-      if (!CROSSING) ACT[c] = 0;
-      continue;
-    }
-  }
-  evaluated += 1;
-  const R* x_ = P + 3 * q[0];
-  const R* a = P + 3 * q[1];
-  const R* b = P + 3 * q[2];
-  const R* cc = P + 3 * q[3];
-  int near = 0;
-  R coef[4], diff[3], dist2, diff0[3] = {Z, Z, Z}, normal[3] = {Z, Z, Z}, side0 = Z;
-  if (edge_pairs == 0) {
-    // closest point of the triangle (a, b, cc) to x_ (Ericson 2005, 5.1.5)
-    const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-    const R ac[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
-    const R ap[3] = {x_[0] - a[0], x_[1] - a[1], x_[2] - a[2]};
-    const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
-    const R aa = dot3(ab, ab), cc2 = dot3(ac, ac), bc_ = dot3(ab, ac);
-    const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc2;
-    const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-    const R den = va + vb + vc;
-    const R d43 = d4 - d3, d56 = d5 - d6;
-    R bv = Z, bw = Z;
-    int face = 0;
-    if (d1 <= Z && d2 <= Z) { bv = Z; bw = Z; }
-    else if (d3 >= Z && d4 <= d3) { bv = ONE; bw = Z; }
-    else if (vc <= Z && d1 >= Z && d3 <= Z) { bv = safe_div(d1, d1 - d3); bw = Z; }
-    else if (d6 >= Z && d5 <= d6) { bv = Z; bw = ONE; }
-    else if (vb <= Z && d2 >= Z && d6 <= Z) { bv = Z; bw = safe_div(d2, d2 - d6); }
-    else if (va <= Z && d43 >= Z && d56 >= Z) { bw = safe_div(d43, d43 + d56); bv = ONE - bw; }
-    else { bv = safe_div(vb, den); bw = safe_div(vc, den); if (den > Z) face = 1; }
-    bv = clampr(bv, Z, ONE);
-    bw = clampr(bw, Z, ONE - bv);
-    const R bu = ONE - bv - bw;
-    for (int k = 0; k < 3; ++k) diff[k] = x_[k] - ((a[k] * bu + b[k] * bv) + cc[k] * bw);
-    dist2 = dot3(diff, diff);
-    coef[0] = ONE; coef[1] = -bu; coef[2] = -bv; coef[3] = -bw;
-    if (dist2 < band2) {
-      near = 2;
-      const R* p0 = X0 + 3 * q[0];
-      const R* a0 = X0 + 3 * q[1];
-      const R* b0 = X0 + 3 * q[2];
-      const R* c0 = X0 + 3 * q[3];
-      for (int k = 0; k < 3; ++k) diff0[k] = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
-      const R ba[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-      const R ca[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
-      const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
-      const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
-      R m[3], m0[3];
-      cross3(ba, ca, m);
-      cross3(ba0, ca0, m0);
-      if (face != 0) {
-        const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
-        side0 = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  const bool CROSSING = __CROSSING__;
+  int* ST = (int*)J->ptrs[0];
+  const R* P = (const R*)J->ptrs[1];
+  const R* X0 = (const R*)J->ptrs[2];
+  const R* IM = (const R*)J->ptrs[3];
+  const int* IDX = (const int*)J->ptrs[4];
+  const R* MOVED = (const R*)J->ptrs[5];
+  R* BASE = (R*)J->ptrs[6];
+  R* SC = (R*)J->ptrs[7];
+  R* SX = (R*)J->ptrs[8];
+  int* ACT = (int*)J->ptrs[9];
+  R* CORR = (R*)J->ptrs[10];
+  R* WC = (R*)J->ptrs[11];
+  int* TOUCH = (int*)J->ptrs[12];
+  int* CNT = (int*)J->ptrs[13];
+  int* FLAG = (int*)J->ptrs[14];
+  const int* REVERTED = (const int*)J->ptrs[15];
+  const R t = J->reals[0], band = J->reals[1], mu = J->reals[2], interior = J->reals[3];
+  const R margin = J->reals[4];
+  const int edge_pairs = J->ints[0], skip = J->ints[1];
+  const R Z = R(0), ONE = R(1);
+  const R band2 = band * band;
+  const R hi_s = ONE - interior;
+  const int pass_id = ST[__ST_PASS__];
+  auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
+  auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
+  auto sgn = [](R x) -> R { return x >= R(0) ? R(1) : R(-1); };
+  auto cross3 = [](const R* a, const R* b, R* out) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+  };
+  int evaluated = 0;
+  for (int b0 = J->lo; b0 < J->n; b0 += J->step) {
+  const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+  for (int c = b0; c < b1; ++c) {
+    const int* q = IDX + 4 * c;
+    if (skip != 0) {
+      R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      R most = m01 > m23 ? m01 : m23;
+      if (R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c])) {
+        if (!CROSSING) ACT[c] = 0;
+        continue;
       }
-      const R len = __SQRT__(dot3(m, m));
-      if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
     }
-  } else {
-    // closest points of the segments (x_, a) and (b, cc) (Ericson 2005, 5.1.9)
-    const R* p1 = x_;
-    const R* p2 = a;
-    const R* q1 = b;
-    const R* q2 = cc;
-    const R e1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
-    const R e2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
-    const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
-    const R A = dot3(e1, e1), E = dot3(e2, e2), F = dot3(e2, rr), C = dot3(e1, rr);
-    const R B = dot3(e1, e2);
-    const R den = A * E - B * B;
-    R s = Z;
-    if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), Z, ONE);
-    R t2 = safe_div(B * s + F, E);
-    if (t2 < Z) s = clampr(safe_div(-C, A), Z, ONE);
-    else if (t2 > ONE) s = clampr(safe_div(B - C, A), Z, ONE);
-    t2 = clampr(t2, Z, ONE);
-    for (int k = 0; k < 3; ++k) diff[k] = (p1[k] + e1[k] * s) - (q1[k] + e2[k] * t2);
-    dist2 = dot3(diff, diff);
-    coef[0] = ONE - s; coef[1] = s; coef[2] = t2 - ONE; coef[3] = -t2;
-    if (dist2 < band2) {
-      near = 1;
-      if (!(s <= interior || s >= hi_s || t2 <= interior || t2 >= hi_s)) {
+    evaluated += 1;
+    const R* x_ = P + 3 * q[0];
+    const R* a = P + 3 * q[1];
+    const R* b = P + 3 * q[2];
+    const R* cc = P + 3 * q[3];
+    int near = 0;
+    R coef[4], diff[3], dist2, diff0[3] = {Z, Z, Z}, normal[3] = {Z, Z, Z}, side0 = Z;
+    if (edge_pairs == 0) {
+      // closest point of the triangle (a, b, cc) to x_ (Ericson 2005, 5.1.5)
+      const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+      const R ac[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
+      const R ap[3] = {x_[0] - a[0], x_[1] - a[1], x_[2] - a[2]};
+      const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+      const R aa = dot3(ab, ab), cc2 = dot3(ac, ac), bc_ = dot3(ab, ac);
+      const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc2;
+      const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+      const R den = va + vb + vc;
+      const R d43 = d4 - d3, d56 = d5 - d6;
+      R bv = Z, bw = Z;
+      int face = 0;
+      if (d1 <= Z && d2 <= Z) { bv = Z; bw = Z; }
+      else if (d3 >= Z && d4 <= d3) { bv = ONE; bw = Z; }
+      else if (vc <= Z && d1 >= Z && d3 <= Z) { bv = safe_div(d1, d1 - d3); bw = Z; }
+      else if (d6 >= Z && d5 <= d6) { bv = Z; bw = ONE; }
+      else if (vb <= Z && d2 >= Z && d6 <= Z) { bv = Z; bw = safe_div(d2, d2 - d6); }
+      else if (va <= Z && d43 >= Z && d56 >= Z) { bw = safe_div(d43, d43 + d56); bv = ONE - bw; }
+      else { bv = safe_div(vb, den); bw = safe_div(vc, den); if (den > Z) face = 1; }
+      bv = clampr(bv, Z, ONE);
+      bw = clampr(bw, Z, ONE - bv);
+      const R bu = ONE - bv - bw;
+      for (int k = 0; k < 3; ++k) diff[k] = x_[k] - ((a[k] * bu + b[k] * bv) + cc[k] * bw);
+      dist2 = dot3(diff, diff);
+      coef[0] = ONE; coef[1] = -bu; coef[2] = -bv; coef[3] = -bw;
+      if (dist2 < band2) {
         near = 2;
-        const R* x1 = X0 + 3 * q[0];
-        const R* x2 = X0 + 3 * q[1];
-        const R* y1 = X0 + 3 * q[2];
-        const R* y2 = X0 + 3 * q[3];
-        const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
-        const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
-        for (int k = 0; k < 3; ++k) diff0[k] = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
+        const R* p0 = X0 + 3 * q[0];
+        const R* a0 = X0 + 3 * q[1];
+        const R* b0 = X0 + 3 * q[2];
+        const R* c0 = X0 + 3 * q[3];
+        for (int k = 0; k < 3; ++k) diff0[k] = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
+        const R ba[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const R ca[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
+        const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
+        const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
         R m[3], m0[3];
-        cross3(e1, e2, m);
-        cross3(f1, f2, m0);
-        const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
-        side0 = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
+        cross3(ba, ca, m);
+        cross3(ba0, ca0, m0);
+        if (face != 0) {
+          const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
+          side0 = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
+        }
         const R len = __SQRT__(dot3(m, m));
         if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
       }
+    } else {
+      // closest points of the segments (x_, a) and (b, cc) (Ericson 2005, 5.1.9)
+      const R* p1 = x_;
+      const R* p2 = a;
+      const R* q1 = b;
+      const R* q2 = cc;
+      const R e1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+      const R e2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
+      const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
+      const R A = dot3(e1, e1), E = dot3(e2, e2), F = dot3(e2, rr), C = dot3(e1, rr);
+      const R B = dot3(e1, e2);
+      const R den = A * E - B * B;
+      R s = Z;
+      if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), Z, ONE);
+      R t2 = safe_div(B * s + F, E);
+      if (t2 < Z) s = clampr(safe_div(-C, A), Z, ONE);
+      else if (t2 > ONE) s = clampr(safe_div(B - C, A), Z, ONE);
+      t2 = clampr(t2, Z, ONE);
+      for (int k = 0; k < 3; ++k) diff[k] = (p1[k] + e1[k] * s) - (q1[k] + e2[k] * t2);
+      dist2 = dot3(diff, diff);
+      coef[0] = ONE - s; coef[1] = s; coef[2] = t2 - ONE; coef[3] = -t2;
+      if (dist2 < band2) {
+        near = 1;
+        if (!(s <= interior || s >= hi_s || t2 <= interior || t2 >= hi_s)) {
+          near = 2;
+          const R* x1 = X0 + 3 * q[0];
+          const R* x2 = X0 + 3 * q[1];
+          const R* y1 = X0 + 3 * q[2];
+          const R* y2 = X0 + 3 * q[3];
+          const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
+          const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
+          for (int k = 0; k < 3; ++k) diff0[k] = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
+          R m[3], m0[3];
+          cross3(e1, e2, m);
+          cross3(f1, f2, m0);
+          const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
+          side0 = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
+          const R len = __SQRT__(dot3(m, m));
+          if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
+        }
+      }
     }
-  }
-  // contact normal on A's start side and the signed distance along it
-  R n[3] = {normal[0] * side0, normal[1] * side0, normal[2] * side0};
-  if (side0 == Z) {
-    const R dist = __SQRT__(dist2);
-    n[0] = normal[0]; n[1] = normal[1]; n[2] = normal[2];
-    if (dist > R(1e-9) * t) for (int k = 0; k < 3; ++k) n[k] = diff[k] / dist;
-  }
-  const R signed_ = dot3(n, diff);
-  // what the evaluation found: slacks and the moved base
-  const R u = __SQRT__(dist2);
-  R sc = u - band, sx = u - band;
-  if (near == 2) { sc = signed_ - t; sx = u; if (signed_ < Z) sx = R(-1e30); }
-  else if (near == 1) { sc = u - t; sx = u; }
-  SC[c] = sc;
-  SX[c] = sx;
-  R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-  R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-  BASE[c] = l01 < l23 ? l01 : l23;
-  if (CROSSING) {
-    // fail-safe: flag the free, not yet reverted particles of a pair on the wrong side
-    if (near != 2 || signed_ >= Z) continue;
-    const int epoch = ST[__ST_EPOCH__];
+    // contact normal on A's start side and the signed distance along it
+    R n[3] = {normal[0] * side0, normal[1] * side0, normal[2] * side0};
+    if (side0 == Z) {
+      const R dist = __SQRT__(dist2);
+      n[0] = normal[0]; n[1] = normal[1]; n[2] = normal[2];
+      if (dist > R(1e-9) * t) for (int k = 0; k < 3; ++k) n[k] = diff[k] / dist;
+    }
+    const R signed_ = dot3(n, diff);
+    // what the evaluation found: slacks and the moved base
+    const R u = __SQRT__(dist2);
+    R sc = u - band, sx = u - band;
+    if (near == 2) { sc = signed_ - t; sx = u; if (signed_ < Z) sx = R(-1e30); }
+    else if (near == 1) { sc = u - t; sx = u; }
+    SC[c] = sc;
+    SX[c] = sx;
+    R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+    R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+    BASE[c] = l01 < l23 ? l01 : l23;
+    if (CROSSING) {
+      // fail-safe: flag the free, not yet reverted particles of a pair on the wrong side
+      if (near != 2 || signed_ >= Z) continue;
+      const int epoch = ST[__ST_EPOCH__];
+      for (int k = 0; k < 4; ++k) {
+        const int i = q[k];
+        if (IM[i] > Z && REVERTED[i] != epoch) {
+          __atomic_store_n(&FLAG[i], epoch, __ATOMIC_RELAXED);
+          J->any = 1;
+        }
+      }
+      continue;
+    }
+    ACT[c] = 0;
+    if (near != 2 || signed_ >= t) continue;
+    // response: push-out along n less friction, over the inverse-mass-weighted coefficients
+    R w[4];
+    for (int k = 0; k < 4; ++k) w[k] = IM[q[k]] * coef[k];
+    const R big_w = ((w[0] * coef[0] + w[1] * coef[1]) + w[2] * coef[2]) + w[3] * coef[3];
+    if (big_w <= Z || dot3(n, n) <= Z) continue;
+    const R depth = t - signed_;
+    R delta[3] = {n[0] * depth, n[1] * depth, n[2] * depth};
+    if (mu > Z) {
+      R slip[3] = {diff[0] - diff0[0], diff[1] - diff0[1], diff[2] - diff0[2]};
+      const R sn = dot3(slip, n);
+      for (int k = 0; k < 3; ++k) slip[k] = slip[k] - n[k] * sn;
+      const R slip_len = __SQRT__(dot3(slip, slip));
+      R f = safe_div(mu * depth, slip_len);
+      f = f < ONE ? f : ONE;
+      for (int k = 0; k < 3; ++k) delta[k] = delta[k] - slip[k] * f;
+    }
+    ACT[c] = 1;
+    for (int k = 0; k < 3; ++k) CORR[3 * c + k] = delta[k] / big_w;
+    for (int k = 0; k < 4; ++k) WC[4 * c + k] = w[k];
+    if (J->deep < depth) J->deep = depth;
     for (int k = 0; k < 4; ++k) {
-      const int i = q[k];
-      if (IM[i] > Z && REVERTED[i] != epoch) { FLAG[i] = epoch; ST[__ST_ANY__] = 1; }
+      if (w[k] != Z) {
+        __atomic_store_n(&TOUCH[q[k]], pass_id, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&CNT[q[k]], 1, __ATOMIC_RELAXED);
+      }
     }
-    continue;
+    J->contacts += 1;
   }
-  ACT[c] = 0;
-  if (near != 2 || signed_ >= t) continue;
-  // response: push-out along n less friction, over the inverse-mass-weighted coefficients
-  R w[4];
-  for (int k = 0; k < 4; ++k) w[k] = IM[q[k]] * coef[k];
-  const R big_w = ((w[0] * coef[0] + w[1] * coef[1]) + w[2] * coef[2]) + w[3] * coef[3];
-  if (big_w <= Z || dot3(n, n) <= Z) continue;
-  const R depth = t - signed_;
-  R delta[3] = {n[0] * depth, n[1] * depth, n[2] * depth};
-  if (mu > Z) {
-    R slip[3] = {diff[0] - diff0[0], diff[1] - diff0[1], diff[2] - diff0[2]};
-    const R sn = dot3(slip, n);
-    for (int k = 0; k < 3; ++k) slip[k] = slip[k] - n[k] * sn;
-    const R slip_len = __SQRT__(dot3(slip, slip));
-    R f = safe_div(mu * depth, slip_len);
-    f = f < ONE ? f : ONE;
-    for (int k = 0; k < 3; ++k) delta[k] = delta[k] - slip[k] * f;
   }
-  ACT[c] = 1;
-  for (int k = 0; k < 3; ++k) CORR[3 * c + k] = delta[k] / big_w;
-  for (int k = 0; k < 4; ++k) WC[4 * c + k] = w[k];
-  if (DEEP[0] < depth) DEEP[0] = depth;
-  for (int k = 0; k < 4; ++k) {
-    if (w[k] != Z) { TOUCH[q[k]] = pass_id; CNT[q[k]] += 1; }
-  }
-  ST[__ST_PROJECTED__] = 1;
-  ST[__ST_PASS_ANY__] = 1;
-  STATS[__STAT_PT_CONTACTS__ + edge_pairs] += 1;
+  J->evaluated = evaluated;
+  return nullptr;
 }
-if (!CROSSING) STATS[__STAT_EVALUATED__] += evaluated;
+}  // namespace pbd___TAG__
+void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
+  using namespace pbd___TAG__;
+  const bool CROSSING = __CROSSING__;
+  int* ST = (int*)ptrs[0];
+  if (!CROSSING && ST[__ST_DONE__] != 0) return;
+  if (CROSSING && (ST[__ST_PROJECTED__] == 0 || ST[__ST_STOP__] != 0)) return;
+  const int n = ints[2];
+  int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) {
+    jobs[k] = Job{ptrs, reals, ints, k * BLOCK, threads * BLOCK, n, 0, 0, 0, R(0)};
+  }
+  unsigned long ids[8];
+  for (int k = 1; k < threads; ++k) pthread_create(&ids[k], nullptr, work, &jobs[k]);
+  work(&jobs[0]);
+  for (int k = 1; k < threads; ++k) pthread_join(ids[k], nullptr);
+  // the threads' order-free results: counts, flags and the deepest contact
+  int evaluated = 0, contacts = 0, any = 0;
+  R deep = R(0);
+  for (int k = 0; k < threads; ++k) {
+    evaluated += jobs[k].evaluated; contacts += jobs[k].contacts; any |= jobs[k].any;
+    if (deep < jobs[k].deep) deep = jobs[k].deep;
+  }
+  if (CROSSING) {
+    if (any) ST[__ST_ANY__] = 1;
+    return;
+  }
+  R* DEEP = (R*)ptrs[16];
+  int* STATS = (int*)ptrs[17];
+  if (DEEP[0] < deep) DEEP[0] = deep;
+  if (contacts > 0) {
+    ST[__ST_PROJECTED__] = 1;
+    ST[__ST_PASS_ANY__] = 1;
+    STATS[__STAT_PT_CONTACTS__ + ints[0]] += contacts;
+  }
+  STATS[__STAT_EVALUATED__] += evaluated;
+"""
+
+#: Declarations of the two POSIX thread calls the native loops use (once per module).
+_PTHREAD = r"""
+#ifndef PBD_PTHREAD_DECLARED
+#define PBD_PTHREAD_DECLARED
+extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
+extern "C" int pthread_join(unsigned long, void**);
+#endif
 """
 
 
@@ -562,7 +691,6 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     real = "float" if precision == "float32" else "double"
     module = f"pbdcloth_warp_selfnative_{precision}"
     wp.set_module_options({"enable_backward": False}, module=module)
-    common = _COMMON.replace("__REAL__", real)
     i32 = wp.int32
 
     def ee_body(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
@@ -574,7 +702,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                 excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                 cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
                 need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
-                shalf: wp.array(dtype=vec3)):
+                shalf: wp.array(dtype=vec3), threads: int):
         ...
 
     def pt_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
@@ -584,17 +712,26 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                 excl_start: wp.array(dtype=i32), excluded: wp.array(dtype=i32),
                 state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
                 keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
-                spos: wp.array(dtype=vec3)):
+                spos: wp.array(dtype=vec3), threads: int):
         ...
 
     # Warp names a function by its qualified name: one name per snippet and precision.
     for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search")):
         fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
-    ee_search = wp.func_native(common + _EE)(ee_body)
-    pt_search = wp.func_native(common + _PT)(pt_body)
+    def search_text(body: str, family: str, owners: str, tag: str) -> str:
+        text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
+        text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
+        text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
+        return text.replace("__REAL__", real)
+
+    ee_search = wp.func_native(search_text(
+        _EE, "(void*)edges.data, (void*)spos.data, (void*)shalf.data, (void*)mid.data, "
+        "(void*)half.data, (void*)maxhalf.data", "edges", "ee"))(ee_body)
+    pt_search = wp.func_native(search_text(_PT, "(void*)tris.data, (void*)spos.data", "tris",
+                                           "pt"))(pt_body)
 
     @wp.kernel(module=module)
-    def ee_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+    def ee_edges_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
                mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
                mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
                maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
@@ -602,38 +739,39 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
                excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
-               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3)):
-        """``ee_edges`` of every edge in index order, one thread (``spos``, ``shalf``: the
-        edge grid's midpoints and half extents in entry order)."""
+               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3), threads: int):
+        """``ee_edges`` of every edge, in interleaved blocks on ``threads`` POSIX threads
+        (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
-                  entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf)
+                  entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
+                  threads)
 
     @wp.kernel(module=module)
-    def pt_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+    def pt_triangles_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
                mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
                gf: wp.array(dtype=scalar), gi: wp.array(dtype=i32), mask: int,
                start: wp.array(dtype=i32), entries: wp.array(dtype=i32),
                excl_start: wp.array(dtype=i32), excluded: wp.array(dtype=i32),
                state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
                keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
-               spos: wp.array(dtype=vec3)):
-        """``pt_triangles`` of every triangle in index order, one thread (``spos``: the
-        vertex grid's positions in entry order)."""
+               spos: wp.array(dtype=vec3), threads: int):
+        """``pt_triangles`` of every triangle, in interleaved blocks on ``threads`` POSIX
+        threads (``spos``: the vertex grid's positions in entry order)."""
         pt_search(ref, tris, mover, radius_a, gf, gi, mask, start, entries, excl_start,
-                  excluded, state, slots, cnt, keys, need, spos)
+                  excluded, state, slots, cnt, keys, need, spos, threads)
 
     vec4: Any = wp.types.vector(4, scalar)
     def pairs_text(crossing: bool) -> str:
-        own = (("int* FLAG = (int*)flag.data;", "const int* REVERTED = (const int*)reverted.data;")
-               if crossing else
-               ("int* ACT = (int*)act.data;", "R* CORR = (R*)corr.data;", "R* WC = (R*)wc.data;",
-                "R* DEEP = (R*)deep.data;", "int* TOUCH = (int*)touch.data;",
-                "int* CNT = (int*)cnt.data;", "int* STATS = (int*)stats.data;"))
-        unused = (("int* ACT = nullptr;", "R* CORR = nullptr;", "R* WC = nullptr;",
-                   "R* DEEP = nullptr;", "int* TOUCH = nullptr;", "int* CNT = nullptr;",
-                   "int* STATS = nullptr;", "R mu = R(0);") if crossing else
-                  ("int* FLAG = nullptr;", "const int* REVERTED = nullptr;"))
-        text = _PAIRS.replace("__POINTERS__", "\n".join(own + unused))
+        pointers = ("(void*)act.data, (void*)corr.data, (void*)wc.data, (void*)touch.data, "
+                    "(void*)cnt.data, nullptr, nullptr, (void*)deep.data, (void*)stats.data"
+                    if not crossing else
+                    "nullptr, nullptr, nullptr, nullptr, nullptr, (void*)flag.data, "
+                    "(void*)reverted.data, nullptr, nullptr")
+        text = _PAIRS.replace("__POINTERS__", pointers).replace("__PTHREAD__", _PTHREAD)
+        if crossing:
+            text = text.replace("const __REAL__ pbd_reals[] = {t, band, mu,",
+                                "const __REAL__ mu = 0;\nconst __REAL__ pbd_reals[] = {t, band, mu,")
+        text = text.replace("__TAG__", f"{'crossed' if crossing else 'pairs'}_{precision}")
         text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
         text = text.replace("__CROSSING__", "true" if crossing else "false")
         for name in ("ST_DONE", "ST_PASS", "ST_PROJECTED", "ST_PASS_ANY", "ST_EPOCH",
@@ -650,7 +788,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                    margin: scalar, skip: int, act: wp.array(dtype=i32),
                    corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
                    deep: wp.array(dtype=scalar), touch: wp.array(dtype=i32),
-                   cnt: wp.array(dtype=i32), stats: wp.array(dtype=i32)):
+                   cnt: wp.array(dtype=i32), stats: wp.array(dtype=i32), threads: int):
         ...
 
     def crossed_body(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
@@ -660,7 +798,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                      moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
                      slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
                      margin: scalar, skip: int, flag: wp.array(dtype=i32),
-                     reverted: wp.array(dtype=i32)):
+                     reverted: wp.array(dtype=i32), threads: int):
         ...
 
     pairs_body.__name__ = pairs_body.__qualname__ = f"pair_pass_{precision}"
@@ -679,11 +817,12 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                       act: wp.array(dtype=i32), corr: wp.array(dtype=vec3),
                       wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
                       touch: wp.array(dtype=i32), cnt: wp.array(dtype=i32),
-                      stats: wp.array(dtype=i32), stride: int):
-        """``pair_eval`` of every pair in list order, one thread (``stride`` unused: the
-        arguments of ``pair_eval``)."""
+                      stats: wp.array(dtype=i32), threads: int):
+        """``pair_eval`` of every pair, split into ``threads`` runs of the list, one POSIX
+        thread each (the arguments of ``pair_eval`` but its last)."""
         pair_pass(p, x0, inv_mass, idx, count, edge_pairs, state, t, band, mu, interior, moved,
-                  base, slack_c, slack_x, margin, skip, act, corr, wc, deep, touch, cnt, stats)
+                  base, slack_c, slack_x, margin, skip, act, corr, wc, deep, touch, cnt, stats,
+                  threads)
 
     @wp.kernel(module=module)
     def mark_crossed_all(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
@@ -693,10 +832,10 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                          base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
                          slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
                          state: wp.array(dtype=i32), flag: wp.array(dtype=i32),
-                         reverted: wp.array(dtype=i32), stride: int):
-        """``mark_crossed`` of every pair in list order, one thread (``stride`` unused)."""
+                         reverted: wp.array(dtype=i32), threads: int):
+        """``mark_crossed`` of every pair, in ``threads`` runs as ``pair_eval_all``."""
         crossed_pass(p, x0, inv_mass, idx, count, edge_pairs, state, t, band, interior, moved,
-                     base, slack_c, slack_x, margin, skip, flag, reverted)
+                     base, slack_c, slack_x, margin, skip, flag, reverted, threads)
 
     def sub(text: str) -> str:
         text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
@@ -738,7 +877,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         """``track_begin`` of every pair, one thread (``stride`` unused)."""
         track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base)
 
-    return SimpleNamespace(module=module, ee_all=ee_all, pt_all=pt_all,
+    return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
+                           pt_triangles_all=pt_triangles_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
                            track_begin_all=track_begin_all)
