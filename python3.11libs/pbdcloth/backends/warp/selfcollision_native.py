@@ -23,11 +23,12 @@ crossing test instead of the response), ``contact_relax_all`` and ``track_begin_
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
 replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
-tuning's ``warp_cpu_threads``, at most the machine's cores): each thread takes interleaved
-blocks of owners or pairs. What they share is order-free: an owner's slot cursor is an atomic
-integer (the slots are sorted afterwards), contact counts are atomic integer additions, the
-touch and revert marks store one value, and the deepest contact, the counters and the flags are
-combined after the threads end. The relaxation's scattered sums, whose float order matters,
+tuning's ``warp_cpu_threads``, at most the machine's cores): the threads take the next block
+of owners or pairs from a shared atomic counter until none is left (so a thread that the
+system sets aside for a while leaves its share to the others). What they share is
+order-free: an owner's slot cursor is an atomic integer (the slots are sorted afterwards),
+contact counts are atomic integer additions, the touch and revert marks store one value, and
+the deepest contact, the counters and the flags are combined after the threads end. The relaxation's scattered sums, whose float order matters,
 stay on one thread. So the results do not depend on the number of threads or their timing
 (tested against the one-thread kernels, bit for bit).
 
@@ -95,7 +96,7 @@ _COMMON = r"""
 """
 
 #: The Warp function body of a search: the arrays' pointers to the dispatcher below it, which
-#: runs the owners in interleaved blocks on ``threads`` POSIX threads.
+#: runs the owners in blocks on ``threads`` POSIX threads (each takes the next block left).
 _SEARCH = r"""
 void pbd_search___TAG__(void** ptrs, const int* ints);
 void* pbd_ptrs[] = {(void*)ref.data, (void*)mover.data, (void*)radius_a.data, (void*)gf.data,
@@ -109,7 +110,7 @@ __PTHREAD__
 namespace pbd___TAG__ {
 typedef __REAL__ R;
 const int BLOCK = 128;
-struct Job { void** ptrs; const int* ints; int lo, step, n, need; };
+struct Job { void** ptrs; const int* ints; int* next; int n, need; };
 static void* work(void* arg) {
 __COMMON__
 __BODY__
@@ -123,7 +124,8 @@ void pbd_search___TAG__(void** ptrs, const int* ints) {
   int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
   if (n < 2 * BLOCK * threads) threads = 1;
   Job jobs[8];
-  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, k * BLOCK, threads * BLOCK, n, 0};
+  int next = 0;
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, &next, n, 0};
   unsigned long ids[8];
   for (int k = 1; k < threads; ++k) pthread_create(&ids[k], nullptr, work, &jobs[k]);
   work(&jobs[0]);
@@ -141,7 +143,8 @@ const R* MID = (const R*)J->ptrs[16];
 const R* HALF = (const R*)J->ptrs[17];
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
-for (int b0 = J->lo; b0 < J->n; b0 += J->step) {
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
 const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
 for (int i = b0; i < b1; ++i) {
   const int ei0 = EDGES[2 * i], ei1 = EDGES[2 * i + 1];
@@ -194,7 +197,8 @@ for (int i = b0; i < b1; ++i) {
         const R* hj = SHALF + 3 * k;
         const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
         const int ej0 = EDGES[2 * j], ej1 = EDGES[2 * j + 1];
-        if (mode == 1 && j < i && (MOVER[ej0] > MOVER[ej1] ? MOVER[ej0] : MOVER[ej1]) != 0) continue;
+        if (mode == 1 && j < i && (MOVER[ej0] > MOVER[ej1] ? MOVER[ej0] : MOVER[ej1]) != 0)
+          continue;
         if (ei0 == ej0 || ei0 == ej1 || ei1 == ej0 || ei1 == ej1) continue;
         const R reach = reach_i + wp::sqrt(dot3(hj, hj)) + radius;
         if (dot3(dm, dm) > reach * reach) continue;
@@ -233,7 +237,8 @@ _PT = r"""
 const int* TRIS = (const int*)J->ptrs[13];
 const R* SPOS = (const R*)J->ptrs[14];
 const R third = R(1.0) / R(3.0);
-for (int b0 = J->lo; b0 < J->n; b0 += J->step) {
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
 const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
 for (int t = b0; t < b1; ++t) {
   const int c0 = TRIS[3 * t], c1 = TRIS[3 * t + 1], c2 = TRIS[3 * t + 2];
@@ -342,7 +347,7 @@ namespace pbd___TAG__ {
 typedef __REAL__ R;
 const int BLOCK = 512;
 struct Job {
-  void** ptrs; const R* reals; const int* ints; int lo, step, n;
+  void** ptrs; const R* reals; const int* ints; int* next; int n;
   int evaluated, contacts, any; R deep;
 };
 static void* work(void* arg) {
@@ -381,7 +386,8 @@ static void* work(void* arg) {
     out[2] = a[0] * b[1] - a[1] * b[0];
   };
   int evaluated = 0;
-  for (int b0 = J->lo; b0 < J->n; b0 += J->step) {
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
   const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
   for (int c = b0; c < b1; ++c) {
     const int* q = IDX + 4 * c;
@@ -566,9 +572,8 @@ void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
   int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
   if (n < 2 * BLOCK * threads) threads = 1;
   Job jobs[8];
-  for (int k = 0; k < threads; ++k) {
-    jobs[k] = Job{ptrs, reals, ints, k * BLOCK, threads * BLOCK, n, 0, 0, 0, R(0)};
-  }
+  int next = 0;
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, reals, ints, &next, n, 0, 0, 0, R(0)};
   unsigned long ids[8];
   for (int k = 1; k < threads; ++k) pthread_create(&ids[k], nullptr, work, &jobs[k]);
   work(&jobs[0]);
@@ -652,7 +657,10 @@ for (int c = 0; c < n_pairs; ++c) {
   R bound;
   if (edge_pairs != 0) {
     R m1[3], m2[3];
-    for (int k = 0; k < 3; ++k) { m1[k] = (a0[k] + a1[k]) * R(0.5); m2[k] = (a2[k] + a3[k]) * R(0.5); }
+    for (int k = 0; k < 3; ++k) {
+      m1[k] = (a0[k] + a1[k]) * R(0.5);
+      m2[k] = (a2[k] + a3[k]) * R(0.5);
+    }
     bound = (len3(m1[0] - m2[0], m1[1] - m2[1], m1[2] - m2[2])
              - R(0.5) * len3(a0[0] - a1[0], a0[1] - a1[1], a0[2] - a1[2]))
             - R(0.5) * len3(a2[0] - a3[0], a2[1] - a3[1], a2[2] - a3[2]);
@@ -740,7 +748,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
                spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3), threads: int):
-        """``ee_edges`` of every edge, in interleaved blocks on ``threads`` POSIX threads
+        """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
         (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
                   entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
@@ -755,8 +763,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
                keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
                spos: wp.array(dtype=vec3), threads: int):
-        """``pt_triangles`` of every triangle, in interleaved blocks on ``threads`` POSIX
-        threads (``spos``: the vertex grid's positions in entry order)."""
+        """``pt_triangles`` of every triangle, in blocks on ``threads`` POSIX threads
+        (``spos``: the vertex grid's positions in entry order)."""
         pt_search(ref, tris, mover, radius_a, gf, gi, mask, start, entries, excl_start,
                   excluded, state, slots, cnt, keys, need, spos, threads)
 
@@ -769,8 +777,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                     "(void*)reverted.data, nullptr, nullptr")
         text = _PAIRS.replace("__POINTERS__", pointers).replace("__PTHREAD__", _PTHREAD)
         if crossing:
-            text = text.replace("const __REAL__ pbd_reals[] = {t, band, mu,",
-                                "const __REAL__ mu = 0;\nconst __REAL__ pbd_reals[] = {t, band, mu,")
+            head = "const __REAL__ pbd_reals[] = {t, band, mu,"
+            text = text.replace(head, "const __REAL__ mu = 0;\n" + head)
         text = text.replace("__TAG__", f"{'crossed' if crossing else 'pairs'}_{precision}")
         text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
         text = text.replace("__CROSSING__", "true" if crossing else "false")
