@@ -23,7 +23,8 @@ as warm as in a continuous run), then the timed frames:
 Per substep: candidates, movers (particles refreshed by partial updates), pairs evaluated by
 the narrow phase and ns per evaluated pair. Medians over ``--repeats``. Both cores: the Warp
 graph is also replayed with the native loops on one thread (``warp_cpu_threads=1``) beside the
-default two. Times are wall-clock time (``--clock wall``, the default; the load average is
+default two, and with the stage as Warp kernels only (``native=False``: the stage as it was
+before its CPU loops went native), all from the same state. Times are wall-clock time (``--clock wall``, the default; the load average is
 printed with the table, as other processes on a shared machine inflate it) or the calling
 thread's CPU time (``--clock thread``: immune to other processes, but blind to the native
 loops' second thread).
@@ -107,7 +108,7 @@ def _time_constraints() -> None:
     numpy_backend._timed_by_bench = True  # type: ignore[attr-defined]
     # the numpy stage's phase timer on the benchmark's clock
     clock_module = SimpleNamespace(perf_counter=lambda: TIMER["now"]())
-    sc_stats.time = clock_module  # type: ignore[attr-defined]
+    sc_stats.time = clock_module  # type: ignore[assignment]
     clock = CLOCK
     for name in CONSTRAINT_FUNCTIONS:
         inner: Callable[..., Any] = getattr(numpy_backend, name)
@@ -216,15 +217,20 @@ def warp_window(scene: Scene, x: np.ndarray, v: np.ndarray, frames: int) -> dict
     then ``frames`` timed), and one frame launch by launch by phase; per substep."""
     import warp as wp
     from pbdcloth.backends.warp.backend import WarpBackend
+    from pbdcloth.backends.warp.selfcollision import WarpSelfCollision
 
     fps = scene.fps
     n = scene.settings.substeps
 
-    def graph(on: bool, threads: int = DEFAULT_TUNING.warp_cpu_threads
+    def graph(on: bool, threads: int = DEFAULT_TUNING.warp_cpu_threads, native: bool = True
               ) -> tuple[float, dict[str, float]]:
         settings = scene.settings.replace(self_collision=on)
         tuning = dataclasses.replace(DEFAULT_TUNING, warp_cpu_threads=threads)
-        backend = WarpBackend(scene.make_solver().model, device="cpu", tuning=tuning)
+        model = scene.make_solver().model
+        backend = WarpBackend(model, device="cpu", tuning=tuning)
+        if on and not native:  # the stage as Warp kernels only (the backend records it then)
+            backend._selfcol = WarpSelfCollision(model, backend.k, backend.device,
+                                                 tuning=tuning, native=False)
         control = Control(settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
         state = ClothState(x, v)
         backend.step(state, state, control, 1.0 / fps)
@@ -241,6 +247,7 @@ def warp_window(scene: Scene, x: np.ndarray, v: np.ndarray, frames: int) -> dict
     on, extra = graph(True)
     off, _ = graph(False)
     on_one, _ = graph(True, threads=1)
+    on_kernels, _ = graph(True, native=False)
     overhead = launch_overhead()
     backend = WarpBackend(scene.make_solver().model, device="cpu", use_graph=False)
     control = Control(scene.settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
@@ -265,6 +272,7 @@ def warp_window(scene: Scene, x: np.ndarray, v: np.ndarray, frames: int) -> dict
     narrow = sum(ms[p] for p in WARP_NARROW_PHASES)
     row = _row(ms["solve"], lists, narrow, on, per)
     row.update(graph_off_ms=off, graph_self_ms=on - off, graph_self_one_ms=on_one - off,
+               graph_self_kernels_ms=on_kernels - off,
                launches=len(backend._launches) / n, launch_us=1e6 * overhead)
     row.update({f"warp:{p}": ms[p] for p in WARP_PHASES})
     return row
@@ -402,6 +410,7 @@ LABELS = [
     ("Warp graph: self-collision off", "graph_off_ms", "ms"),
     ("Warp graph: on - off", "graph_self_ms", "ms"),
     ("Warp graph: on - off, native loops on 1 thread", "graph_self_one_ms", "ms"),
+    ("Warp graph: on - off, kernels only (before)", "graph_self_kernels_ms", "ms"),
     ("Warp launches per substep", "launches", ""),
     ("candidates point-triangle", "pt_candidates", ""),
     ("candidates edge-edge", "ee_candidates", ""),
