@@ -23,14 +23,16 @@ crossing test instead of the response), ``contact_relax_all`` and ``track_begin_
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
 replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
-tuning's ``warp_cpu_threads``, at most the machine's cores): the threads take the next block
-of owners or pairs from a shared atomic counter until none is left (so a thread that the
-system sets aside for a while leaves its share to the others). What they share is
-order-free: an owner's slot cursor is an atomic integer (the slots are sorted afterwards),
-contact counts are atomic integer additions, the touch and revert marks store one value, and
-the deepest contact, the counters and the flags are combined after the threads end. The relaxation's scattered sums, whose float order matters,
-stay on one thread. So the results do not depend on the number of threads or their timing
-(tested against the one-thread kernels, bit for bit).
+tuning's ``warp_cpu_threads``, at most the machine's cores; :data:`_PTHREAD`): the threads take
+the next block of owners or pairs from a shared atomic counter until none is left, and the
+caller waits only for blocks already taken (on a machine whose other core is busy, a thread
+that has not started yet leaves all the work to the caller instead of holding it up). What
+they share is order-free: an owner's slot cursor is an atomic integer (the slots are sorted
+afterwards), contact counts are atomic integer additions, the touch and revert marks store one
+value, and the deepest contact, the counters and the flags are combined after the blocks are
+done. The relaxation's scattered sums, whose float order matters, stay on one thread. So the
+results do not depend on the number of threads or their timing (tested against the one-thread
+kernels, bit for bit).
 
 Same arithmetic as the kernels they replace, in the same order (closest points: Ericson 2005,
 "Real-Time Collision Detection", 5.1.5 and 5.1.9, as
@@ -124,12 +126,9 @@ void pbd_search___TAG__(void** ptrs, const int* ints) {
   int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
   if (n < 2 * BLOCK * threads) threads = 1;
   Job jobs[8];
-  int next = 0;
-  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, &next, n, 0};
-  unsigned long ids[8];
-  for (int k = 1; k < threads; ++k) pthread_create(&ids[k], nullptr, work, &jobs[k]);
-  work(&jobs[0]);
-  for (int k = 1; k < threads; ++k) pthread_join(ids[k], nullptr);
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n, 0};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
   int* NEED = (int*)ptrs[12];
   for (int k = 0; k < threads; ++k) if (NEED[0] < jobs[k].need) NEED[0] = jobs[k].need;
 """
@@ -572,12 +571,9 @@ void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
   int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
   if (n < 2 * BLOCK * threads) threads = 1;
   Job jobs[8];
-  int next = 0;
-  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, reals, ints, &next, n, 0, 0, 0, R(0)};
-  unsigned long ids[8];
-  for (int k = 1; k < threads; ++k) pthread_create(&ids[k], nullptr, work, &jobs[k]);
-  work(&jobs[0]);
-  for (int k = 1; k < threads; ++k) pthread_join(ids[k], nullptr);
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, reals, ints, nullptr, n, 0, 0, 0, R(0)};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
   // the threads' order-free results: counts, flags and the deepest contact
   int evaluated = 0, contacts = 0, any = 0;
   R deep = R(0);
@@ -600,12 +596,66 @@ void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
   STATS[__STAT_EVALUATED__] += evaluated;
 """
 
-#: Declarations of the two POSIX thread calls the native loops use (once per module).
+#: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
+#: ``pbd_team_run``, which runs ``work`` on the calling thread and on ``threads - 1`` detached
+#: threads, every one taking blocks from the shared counter ``team->next`` (in the heap, freed by
+#: the last thread to leave). The caller waits only for blocks that a thread has taken: a thread
+#: counts itself active before it looks for a block, so one that starts after the last block
+#: was taken finds none and never touches the caller's jobs, and the caller never waits for a
+#: thread that the system has not started yet.
 _PTHREAD = r"""
-#ifndef PBD_PTHREAD_DECLARED
-#define PBD_PTHREAD_DECLARED
+#ifndef PBD_TEAM_DECLARED
+#define PBD_TEAM_DECLARED
 extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
-extern "C" int pthread_join(unsigned long, void**);
+extern "C" int pthread_detach(unsigned long);
+extern "C" int sched_yield();
+extern "C" void* malloc(unsigned long);
+extern "C" void free(void*);
+struct PbdTeam { int next; int active; int refs; int n; };
+struct PbdTicket { PbdTeam* team; void* (*work)(void*); void* job; };
+static void pbd_team_leave(PbdTeam* team) {
+  if (__atomic_sub_fetch(&team->refs, 1, __ATOMIC_SEQ_CST) == 0) free(team);
+}
+static void* pbd_team_thread(void* arg) {
+  PbdTicket* tk = (PbdTicket*)arg;
+  PbdTeam* team = tk->team;
+  __atomic_fetch_add(&team->active, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&team->next, __ATOMIC_SEQ_CST) < team->n) tk->work(tk->job);
+  __atomic_fetch_sub(&team->active, 1, __ATOMIC_SEQ_CST);
+  free(tk);
+  pbd_team_leave(team);
+  return nullptr;
+}
+// jobs: ``threads`` jobs of ``size`` bytes whose first field after the pointers is the
+// ``int* next`` that ``set_next`` points at the team's counter
+static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
+                         void (*set_next)(void*, int*)) {
+  PbdTeam* team = (PbdTeam*)malloc(sizeof(PbdTeam));
+  if (team == nullptr) {
+    int next = 0;
+    set_next(jobs, &next);
+    work(jobs);
+    return;
+  }
+  team->next = 0; team->active = 0; team->refs = 1; team->n = n;
+  for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team->next);
+  for (int k = 1; k < threads; ++k) {
+    PbdTicket* tk = (PbdTicket*)malloc(sizeof(PbdTicket));
+    if (tk == nullptr) break;
+    *tk = PbdTicket{team, work, jobs + k * size};
+    __atomic_fetch_add(&team->refs, 1, __ATOMIC_SEQ_CST);
+    unsigned long id;
+    if (pthread_create(&id, nullptr, pbd_team_thread, tk) != 0) {
+      free(tk);
+      __atomic_fetch_sub(&team->refs, 1, __ATOMIC_SEQ_CST);
+      break;
+    }
+    pthread_detach(id);
+  }
+  work(jobs);
+  while (__atomic_load_n(&team->active, __ATOMIC_SEQ_CST) != 0) sched_yield();
+  pbd_team_leave(team);
+}
 #endif
 """
 
