@@ -602,10 +602,20 @@ void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
 #: the last thread to leave). The caller waits only for blocks that a thread has taken: a thread
 #: counts itself active before it looks for a block, so one that starts after the last block
 #: was taken finds none and never touches the caller's jobs, and the caller never waits for a
-#: thread that the system has not started yet.
+#: thread that the system has not started yet. Windows (no POSIX threads): the calling thread
+#: does every block.
 _PTHREAD = r"""
 #ifndef PBD_TEAM_DECLARED
 #define PBD_TEAM_DECLARED
+#if defined(_WIN32)
+// no POSIX threads: the calling thread does every block
+static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
+                         void (*set_next)(void*, int*)) {
+  int next = 0;
+  set_next(jobs, &next);
+  work(jobs);
+}
+#else
 extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
 extern "C" int pthread_detach(unsigned long);
 extern "C" int sched_yield();
@@ -656,6 +666,7 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
   while (__atomic_load_n(&team->active, __ATOMIC_SEQ_CST) != 0) sched_yield();
   pbd_team_leave(team);
 }
+#endif
 #endif
 """
 
