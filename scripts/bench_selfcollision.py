@@ -24,14 +24,14 @@ Per substep: candidates, movers (particles refreshed by partial updates), pairs 
 the narrow phase and ns per evaluated pair. Medians over ``--repeats``. Both cores: the Warp
 graph is also replayed with the native loops on one thread (``warp_cpu_threads=1``) beside the
 default two, and with the stage as Warp kernels only (``native=False``: the stage as it was
-before its CPU loops went native), all from the same state. Times are wall-clock time (``--clock wall``, the default; the load average is
-printed with the table, as other processes on a shared machine inflate it) or the calling
-thread's CPU time (``--clock thread``: immune to other processes, but blind to the native
-loops' second thread).
+before its CPU loops went native), all from the same state. Times are wall-clock time
+(``--clock wall``, the default; the load average is printed with the table, as other
+processes on a shared machine inflate it) or the calling thread's CPU time (``--clock thread``:
+immune to other processes, but blind to the native loops' second thread).
 
     PYTHONPATH=python3.11libs python scripts/bench_selfcollision.py [--json] [--resolution 129]
         [--starts 16,30,45] [--states /tmp/fold_states.npz] [--newton] [--threads]
-        [--clock thread|wall]
+        [--clock wall|thread]
 """
 
 from __future__ import annotations
