@@ -12,29 +12,40 @@ as warm as in a continuous run), then the timed frames:
   updates) and narrow phase (point-triangle and edge-edge passes, fail-safe);
 * Warp CPU: the recorded frame replayed as a graph with self-collision on and off (the whole
   substep, what production pays), and the same frame replayed launch by launch, each launch
-  timed and summed by phase: constraint solve, list maintenance (velocity clamp, movers,
-  grids, searches, gathering), narrow phase. Each launch carries a few microseconds of Python
-  here that the graph does not;
+  timed and summed by phase (:data:`WARP_PHASES`: constraint solve; list maintenance: clamp,
+  movers and the update's decision, grids and scans, candidate searches, slots and gathering;
+  narrow phase: pair passes, contact sums, fail-safe, slack bookkeeping), less Warp's cost of
+  replaying one recorded launch from Python (measured on an empty kernel);
 * Newton's ``SolverVBD`` with self-contact (``--newton``: when ``newton`` imports) on the same
   mesh from the folded state of the last window, 10 iterations: ms per substep beside our
   Warp graph's whole substep.
 
 Per substep: candidates, movers (particles refreshed by partial updates), pairs evaluated by
-the narrow phase and ns per evaluated pair. Medians over ``--repeats``.
+the narrow phase and ns per evaluated pair. Medians over ``--repeats``. Both cores: the Warp
+graph is also replayed with the native loops on one thread (``warp_cpu_threads=1``) beside the
+default two, and with the stage as Warp kernels only (``native=False``: the stage as it was
+before its CPU loops went native), all from the same state. Times are wall-clock time
+(``--clock wall``, the default; the load average is printed with the table, as other
+processes on a shared machine inflate it) or the calling thread's CPU time (``--clock thread``:
+immune to other processes, but blind to the native loops' second thread).
 
     PYTHONPATH=python3.11libs python scripts/bench_selfcollision.py [--json] [--resolution 129]
-        [--starts 16,30,45] [--states /tmp/fold_states.npz] [--newton]
+        [--starts 16,30,45] [--states /tmp/fold_states.npz] [--newton] [--threads]
+        [--clock wall|thread]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -46,6 +57,8 @@ from pbdcloth.backends.base import Control
 from pbdcloth.backends.numpy_backend import NumpyBackend
 from pbdcloth.cloth.state import ClothState
 from pbdcloth.scenes.cloth import Scene, fold_scene
+from pbdcloth.selfcollision import stats as sc_stats
+from pbdcloth.selfcollision.tuning import DEFAULT_TUNING
 from pbdcloth.solver import ClothSolver
 
 #: The constraint projections the numpy backend calls (pbdcloth.constraints), timed as "solve".
@@ -54,10 +67,34 @@ CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "projec
 #: Warp kernels of the constraint solve (the CPU path's lane kernels carry "_lanes").
 WARP_SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers",
               "zero_scalars")
-#: Warp self-collision kernels of the narrow phase (the others maintain the lists).
-WARP_NARROW = ("project_begin", "pair_eval", "zero_counts", "contact_relax", "contact_apply", "apply_sums",
-               "next_phase", "pass_end", "mark_crossed", "revert_apply", "round_end",
-               "track_begin", "moved_since", "copy_vec3", "zero_scalars")
+#: Phases of the Warp self-collision stage: kernel names (the CPU's native loops carry
+#: "_all"), list maintenance first, then the narrow phase.
+WARP_PHASES = {
+    "clamp": ("momentum_blocks", "clamp_velocity", "shift_velocity"),
+    "movers, decision": ("sum_blocks", "sum_final", "deviation", "decide", "refresh",
+                         "partial_gate", "list_gate"),
+    "grids, scans": ("bounds_reset", "bounds", "grid_setup", "grid_keys", "grid_fill",
+                     "tri_boxes", "edge_boxes", "zero_scalar", "zero_ints", "scan_blocks",
+                     "scan_top", "scan_add"),
+    "searches": ("pt_triangles", "pt_movers", "ee_edges", "compact"),
+    "slots, gathering": ("sort_slots", "gather", "finish_candidates", "add_stat",
+                         "incidence_count", "incidence_fill", "sort_segments"),
+    "pair passes": ("pair_eval",),
+    "contact sums": ("zero_counts", "contact_relax", "apply_sums", "contact_apply",
+                     "next_phase", "pass_end", "project_begin"),
+    "fail-safe": ("mark_crossed", "revert_apply", "round_end"),
+    "slack bookkeeping": ("track_begin", "moved_since", "copy_vec3", "zero_scalars"),
+}
+WARP_LIST_PHASES = ("clamp", "movers, decision", "grids, scans", "searches",
+                    "slots, gathering")
+WARP_NARROW_PHASES = ("pair passes", "contact sums", "fail-safe", "slack bookkeeping")
+#: The numpy stage's timed phases (SelfCollisionStats.seconds) and their rows.
+NUMPY_PHASES = {"hash": "grids (sorted keys)", "candidates": "candidate search, filters",
+                "point_triangle": "point-triangle passes, fail-safe",
+                "edge_edge": "edge-edge passes"}
+
+#: The clock of every timing (``--clock``): the calling thread's CPU time or wall time.
+TIMER: dict[str, Callable[[], float]] = {"now": time.perf_counter}
 
 #: Seconds spent in the constraint projections since the last reset.
 CLOCK = {"constraints": 0.0}
@@ -69,16 +106,19 @@ def _time_constraints() -> None:
     if getattr(numpy_backend, "_timed_by_bench", False):
         return
     numpy_backend._timed_by_bench = True  # type: ignore[attr-defined]
+    # the numpy stage's phase timer on the benchmark's clock
+    clock_module = SimpleNamespace(perf_counter=lambda: TIMER["now"]())
+    sc_stats.time = clock_module  # type: ignore[assignment]
     clock = CLOCK
     for name in CONSTRAINT_FUNCTIONS:
         inner: Callable[..., Any] = getattr(numpy_backend, name)
 
         def wrapper(*args: Any, _inner: Callable[..., Any] = inner, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start = TIMER["now"]()
             try:
                 return _inner(*args, **kwargs)
             finally:
-                clock["constraints"] += time.perf_counter() - start
+                clock["constraints"] += TIMER["now"]() - start
 
         setattr(numpy_backend, name, wrapper)
 
@@ -98,14 +138,14 @@ def numpy_window(scene: Scene, x: np.ndarray, v: np.ndarray, frames: int) -> dic
     _time_constraints()
     CLOCK["constraints"] = 0.0
     sc = backend.self_collision
-    keys = ("hash", "candidates", "point_triangle", "edge_edge")
+    keys = tuple(NUMPY_PHASES)
     tot = dict.fromkeys((*keys, "frame", "pt", "ee", "movers", "evaluated", "full", "partial"),
                         0.0)
     substeps = 0
     for _ in range(frames):
-        start = time.perf_counter()
+        start = TIMER["now"]()
         solver.step(1.0 / scene.fps)
-        tot["frame"] += time.perf_counter() - start
+        tot["frame"] += TIMER["now"]() - start
         st = sc.stats
         for key in keys:
             tot[key] += st.seconds[key]
@@ -119,8 +159,10 @@ def numpy_window(scene: Scene, x: np.ndarray, v: np.ndarray, frames: int) -> dic
     per = {k: val / substeps for k, val in tot.items()}
     lists = 1000.0 * (per["hash"] + per["candidates"])
     narrow = 1000.0 * (per["point_triangle"] + per["edge_edge"])
-    return _row(1000.0 * CLOCK["constraints"] / substeps, lists, narrow,
-                1000.0 * per["frame"], per)
+    row = _row(1000.0 * CLOCK["constraints"] / substeps, lists, narrow,
+               1000.0 * per["frame"], per)
+    row.update({f"numpy:{key}": 1000.0 * per[key] for key in keys})
+    return row
 
 
 def _row(solve: float, lists: float, narrow: float, substep: float,
@@ -134,62 +176,105 @@ def _row(solve: float, lists: float, narrow: float, substep: float,
             "full_builds": per["full"], "partial_updates": per["partial"]}
 
 
+def _warp_phase(key: str) -> str:
+    """The phase of a Warp kernel (its ``key``): "solve", a :data:`WARP_PHASES` name, or
+    "other" (predict, colliders, update)."""
+    name = key.rsplit("__", 1)[-1].rsplit(".", 1)[-1]
+    if any(tag in key for tag in ("build_list_kernels", "build_self_kernels",
+                                  "build_native_search")):
+        name = name.removesuffix("_all")
+        for phase, names in WARP_PHASES.items():
+            if name in names:
+                return phase
+        return "other"
+    return "solve" if name.removesuffix("_lanes") in WARP_SOLVE else "other"
+
+
+def launch_overhead(repeats: int = 400) -> float:
+    """Seconds that replaying one recorded Warp CPU launch costs from Python (an empty
+    kernel, median)."""
+    import warp as wp
+
+    @wp.kernel
+    def empty(a: wp.array(dtype=int)):  # type: ignore[no-untyped-def, valid-type]
+        a[wp.tid()] = 0
+
+    arr = wp.zeros(1, dtype=int, device="cpu")
+    cmd = wp.launch(empty, dim=1, inputs=[arr], device="cpu", record_cmd=True)
+    cmd.launch()
+    dev = wp.get_device("cpu")
+    times = []
+    for _ in range(repeats):
+        start = TIMER["now"]()
+        cmd.launch()
+        wp.synchronize_device(dev)
+        times.append(TIMER["now"]() - start)
+    return statistics.median(times)
+
+
 def warp_window(scene: Scene, x: np.ndarray, v: np.ndarray, frames: int) -> dict[str, float]:
     """Warp CPU, from (x, v): the graph with self-collision on and off (one untimed frame,
     then ``frames`` timed), and one frame launch by launch by phase; per substep."""
     import warp as wp
     from pbdcloth.backends.warp.backend import WarpBackend
+    from pbdcloth.backends.warp.selfcollision import WarpSelfCollision
 
     fps = scene.fps
     n = scene.settings.substeps
 
-    def graph(on: bool) -> tuple[float, dict[str, float]]:
+    def graph(on: bool, threads: int = DEFAULT_TUNING.warp_cpu_threads, native: bool = True
+              ) -> tuple[float, dict[str, float]]:
         settings = scene.settings.replace(self_collision=on)
-        backend = WarpBackend(scene.make_solver().model, device="cpu")
+        tuning = dataclasses.replace(DEFAULT_TUNING, warp_cpu_threads=threads)
+        model = scene.make_solver().model
+        backend = WarpBackend(model, device="cpu", tuning=tuning)
+        if on and not native:  # the stage as Warp kernels only (the backend records it then)
+            backend._selfcol = WarpSelfCollision(model, backend.k, backend.device,
+                                                 tuning=tuning, native=False)
         control = Control(settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
         state = ClothState(x, v)
         backend.step(state, state, control, 1.0 / fps)
         extra: dict[str, float] = {}
         total = 0.0
         for _ in range(frames):
-            start = time.perf_counter()
+            start = TIMER["now"]()
             st = backend.step(state, state, control, 1.0 / fps)
-            total += time.perf_counter() - start
+            total += TIMER["now"]() - start
             for key, val in st.extra.items():
                 extra[key] = extra.get(key, 0.0) + val / frames
         return 1000.0 * total / (frames * n), extra
 
     on, extra = graph(True)
     off, _ = graph(False)
+    on_one, _ = graph(True, threads=1)
+    on_kernels, _ = graph(True, native=False)
+    overhead = launch_overhead()
     backend = WarpBackend(scene.make_solver().model, device="cpu", use_graph=False)
     control = Control(scene.settings, np.zeros((0, 3)), np.zeros((0, 3)), scene.colliders)
     state = ClothState(x, v)
     backend.step(state, state, control, 1.0 / fps)
     assert backend.self_collision is not None
     backend.self_collision.begin_frame()
-    clock = {"solve": 0.0, "lists": 0.0, "narrow": 0.0, "other": 0.0}
+    clock = dict.fromkeys(("solve", *WARP_PHASES, "other"), 0.0)
     dev = wp.get_device("cpu")
     for launch in backend._launches:
-        start = time.perf_counter()
+        start = TIMER["now"]()
         launch.launch()
         wp.synchronize_device(dev)
-        key = launch.kernel.key
-        name = key.rsplit("__", 1)[-1].rsplit(".", 1)[-1]
-        if "build_list_kernels" in key:
-            phase = "lists"
-        elif "build_self_kernels" in key:
-            phase = "narrow" if name in WARP_NARROW else "lists"
-        else:
-            phase = "solve" if name.removesuffix("_lanes") in WARP_SOLVE else "other"
-        clock[phase] += time.perf_counter() - start
+        clock[_warp_phase(launch.kernel.key)] += TIMER["now"]() - start - overhead
     ms = {k: 1000.0 * val / n for k, val in clock.items()}
     per = {"pt": extra.get("self_pt_candidates", 0.0), "ee": extra.get("self_ee_candidates", 0.0),
            "movers": extra.get("self_refreshed", 0.0) / n,
            "evaluated": extra.get("self_evaluated", 0.0) / n,
            "full": extra.get("self_rebuilds", 0.0) / n,
            "partial": extra.get("self_partial_rebuilds", 0.0) / n}
-    row = _row(ms["solve"], ms["lists"], ms["narrow"], on, per)
-    row.update(graph_off_ms=off, graph_self_ms=on - off)
+    lists = sum(ms[p] for p in WARP_LIST_PHASES)
+    narrow = sum(ms[p] for p in WARP_NARROW_PHASES)
+    row = _row(ms["solve"], lists, narrow, on, per)
+    row.update(graph_off_ms=off, graph_self_ms=on - off, graph_self_one_ms=on_one - off,
+               graph_self_kernels_ms=on_kernels - off,
+               launches=len(backend._launches) / n, launch_us=1e6 * overhead)
+    row.update({f"warp:{p}": ms[p] for p in WARP_PHASES})
     return row
 
 
@@ -312,12 +397,21 @@ def saved_states(resolution: int, starts: list[int], path: str | None) -> dict[i
 LABELS = [
     ("constraint solve", "solve_ms", "ms"),
     ("self-collision: list maintenance", "lists_ms", "ms"),
+    *((f"  numpy: {label}", f"numpy:{key}", "ms") for key, label in NUMPY_PHASES.items()
+      if key in ("hash", "candidates")),
+    *((f"  Warp: {p}", f"warp:{p}", "ms") for p in WARP_LIST_PHASES),
     ("self-collision: narrow phase", "narrow_ms", "ms"),
+    *((f"  numpy: {label}", f"numpy:{key}", "ms") for key, label in NUMPY_PHASES.items()
+      if key in ("point_triangle", "edge_edge")),
+    *((f"  Warp: {p}", f"warp:{p}", "ms") for p in WARP_NARROW_PHASES),
     ("self-collision: total", "self_ms", "ms"),
     ("self-collision / own constraint solve", "self_over_solve", "x"),
     ("whole substep (Warp: graph replay)", "substep_ms", "ms"),
     ("Warp graph: self-collision off", "graph_off_ms", "ms"),
     ("Warp graph: on - off", "graph_self_ms", "ms"),
+    ("Warp graph: on - off, native loops on 1 thread", "graph_self_one_ms", "ms"),
+    ("Warp graph: on - off, kernels only (before)", "graph_self_kernels_ms", "ms"),
+    ("Warp launches per substep", "launches", ""),
     ("candidates point-triangle", "pt_candidates", ""),
     ("candidates edge-edge", "ee_candidates", ""),
     ("movers (refreshed by partial updates)", "movers", ""),
@@ -344,8 +438,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time Newton's SolverVBD with self-contact (if it imports)")
     parser.add_argument("--threads", action="store_true",
                         help="also measure whether two Warp CPU launches run at once")
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                        help="wall time (default) or the calling thread's CPU time")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
+    TIMER["now"] = time.thread_time if args.clock == "thread" else time.perf_counter
+    load_before = os.getloadavg()[0]
 
     starts = sorted(int(k) for k in args.starts.split(","))
     backends = [b for b in args.backends.split(",") if b]
@@ -367,8 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "scene": "fold", "particles": int(scene.positions.shape[0]),
         "self_thickness_m": scene.settings.self_thickness, "substeps": scene.settings.substeps,
-        "iterations": scene.settings.iterations, "repeats": args.repeats,
-        "states_seconds": warm, "windows": windows}
+        "iterations": scene.settings.iterations, "repeats": args.repeats, "clock": args.clock,
+        "states_seconds": warm, "windows": windows, "load_before": load_before,
+        "load_after": os.getloadavg()[0]}
     if args.newton:
         result["newton_vbd"] = newton_vbd(scene, states[starts[-1]][0])
     if args.threads:
@@ -378,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"fold scene, {result['particles']} particles, self thickness "
           f"{1000 * scene.settings.self_thickness:.1f} mm, {result['substeps']} substeps x "
-          f"{result['iterations']} iterations; per substep, median of {args.repeats}")
+          f"{result['iterations']} iterations; per substep, median of {args.repeats}, "
+          f"{args.clock} clock, load average {load_before:.2f} before the run, "
+          f"{result['load_after']:.2f} after")
     head = "".join(f"{'{} {}-{}'.format(b, *w['frames']):>16}" for w in windows
                    for b in w["backends"])
     print(f"  {'':<40}{head}")
@@ -398,6 +499,9 @@ def main(argv: list[str] | None = None) -> int:
             print("  <= 2 x the numpy solve in every window: " + ", ".join(
                 f"{w['backends']['warp']['graph_self_ms'] / w['backends']['numpy']['solve_ms']:.1f}"
                 " x" for w in windows))
+        print("  both cores (native loops on 2 threads against 1): " + ", ".join(
+            f"{w['backends']['warp']['graph_self_ms']:.1f} / "
+            f"{w['backends']['warp']['graph_self_one_ms']:.1f} ms" for w in windows))
     if "two_threads" in result:
         tt = result["two_threads"]
         for name in ("warp", "numpy"):

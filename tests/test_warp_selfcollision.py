@@ -2,7 +2,8 @@
 brute force and against the numpy stage's lists (one build, and pair for pair after every
 partial update of a sequence through the fold scene), one projection against the numpy stage,
 the skipping of unchanged pairs against evaluating every pair (bit for bit), scattered against
-gathered sums (bit for bit), and the growth of the device's candidate buffers. (The fold and
+gathered sums (bit for bit), the growth of the device's candidate buffers, and the CPU's native
+loops against the kernels they replace (bit for bit). (The fold and
 twist scenes run on both backends in ``test_selfcollision.py``.)
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from typing import Any
 
 import numpy as np
@@ -376,3 +378,56 @@ def test_skipping_unchanged_pairs_gives_bit_identical_frames() -> None:
     skipped = sum(e["self_evaluated"] for *_, e in runs[0])
     every_pair = sum(e["self_evaluated"] for *_, e in runs[1])
     assert skipped < 0.5 * every_pair
+
+
+def test_native_cpu_loops_give_the_kernels_results_bit_for_bit() -> None:
+    """The CPU's native loops (candidate searches and the narrow phase's pair passes,
+    :mod:`pbdcloth.backends.warp.selfcollision_native`) on two threads and on one against the
+    Warp kernels they replace (float32, all fed the same positions through the fold scene's
+    folding, full builds and partial updates): the same candidate lists in the same order, the
+    same projected positions bit for bit and the same counts of contacts and evaluated
+    pairs."""
+    scene, frames = _fold_positions(44)
+    s = scene.settings.replace(self_friction=0.2)
+    model = ClothSolver(scene.positions, scene.triangles, settings=s.replace(backend="numpy"),
+                        colliders=scene.colliders).model
+    ample = dataclasses.replace(DEFAULT_TUNING, warp_initial_per_query=16,
+                                warp_initial_slots=96)
+    k = build_kernels("float32")
+    n = model.particle_count
+    stages = []
+    for native, threads in ((True, 2), (True, 1), (False, 1)):
+        tuning = dataclasses.replace(ample, warp_cpu_threads=threads)
+        sc = WarpSelfCollision(model, k, wp.get_device("cpu"), tuning=tuning, native=native)
+        sc.prepare(s)
+        sc.begin_frame()
+        stages.append(sc)
+    assert stages[0].kn is not None and stages[2].kn is None
+    assert stages[0].threads == min(2, os.cpu_count() or 1)
+    zeros = [wp.zeros(n, dtype=k.vec3, device="cpu") for _ in range(3)]
+    inv_mass = wp.array(model.inv_mass.astype(np.float32), dtype=k.scalar, device="cpu")
+    previous = frames[39].astype(np.float32)
+    steps = 0
+    for a, b in itertools.pairwise(frames[40:]):
+        for f in np.linspace(0.0, 1.0, STEPS, endpoint=False):
+            P = (a + f * (b - a)).astype(np.float32)
+            out = []
+            for sc in stages:
+                p = wp.array(P, dtype=k.vec3, device="cpu")
+                x = wp.array(previous, dtype=k.vec3, device="cpu")
+                sc.issue_predict(_launch, s, 1e-3, zeros[0], zeros[1], zeros[2], p, inv_mass)
+                lists = [fam.idx.numpy()[:int(fam.count.numpy()[0])] for fam in (sc.pt, sc.ee)]
+                for iteration in range(2):
+                    sc.issue_project(_launch, s, p, x, inv_mass, iteration)
+                out.append((lists, p.numpy()))
+            want_lists, want_p = out[-1]
+            for got_lists, got_p in out[:-1]:
+                for got, want in zip(got_lists, want_lists):
+                    assert np.array_equal(got, want), steps
+                assert np.array_equal(got_p, want_p), steps
+            previous = P
+            steps += 1
+    st1, st2, st3 = (sc.frame_extra(1) for sc in stages)
+    assert st1 == st2 == st3
+    assert st1["self_rebuilds"] >= 1 and st1["self_partial_rebuilds"] >= 1
+    assert st1["self_pt_contacts"] > 0 and st1["self_ee_contacts"] > 0

@@ -43,6 +43,8 @@ class SelfCollisionTuning:
         warp_min_capacity: smallest Warp candidate buffer (pairs).
         warp_initial_slots: first guess of the most candidate pairs of one triangle or edge
             (Warp, grown on demand).
+        warp_cpu_threads: threads of the Warp stage's native pair passes on the CPU (at most
+            the machine's cores; 1: one thread; the results do not depend on it).
     """
 
     rest_exclusion: float = 0.5 * math.pi
@@ -60,6 +62,7 @@ class SelfCollisionTuning:
     warp_initial_per_query: int = 4
     warp_min_capacity: int = 64
     warp_initial_slots: int = 16
+    warp_cpu_threads: int = 2
 
 
 #: The tuning every solver uses unless given another.

@@ -540,7 +540,7 @@ class WarpBackend:
             if self._selfcol is None:
                 self._selfcol = WarpSelfCollision(self.model, k, dev, tuning=self.tuning)
             self._selfcol.prepare(settings)
-            modules += [self._selfcol.k.module, self._selfcol.kl.module]
+            modules += self._selfcol.modules
         soft = self.model.soft_pins
         if soft.count:
             self.m.soft_stiffness.assign(soft_pin_stiffness(

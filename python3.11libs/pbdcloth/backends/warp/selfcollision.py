@@ -43,9 +43,11 @@ reads the largest count needed; when it exceeded the buffers they grow and the f
 again from its start with a full build at its first substep (so a run that grew its buffers
 differs from one that started with large ones by that build; both are deterministic).
 
-Cost: ``scripts/bench_selfcollision.py`` (README, "Self-collision on Warp"). The Warp CPU
-device runs every launch on one thread; the frame is one graph replay (one native call), so a
-second core stays idle (measured: README).
+CPU: the candidate searches and the narrow phase's loops over the pairs run as native loops
+(:mod:`.selfcollision_native`: the same arithmetic, the same lists and positions bit for bit),
+which start POSIX threads of their own (``warp_cpu_threads``), as Warp runs every CPU launch
+on the calling thread and the frame is one graph replay. Cost: ``scripts/bench_selfcollision.py``
+(README, "Self-collision on Warp").
 
 Names in ``code`` (``passes``, ``resolved``, ...) are fields of the
 :class:`~pbdcloth.selfcollision.tuning.SelfCollisionTuning` passed in, as are the first buffer
@@ -59,6 +61,7 @@ untested.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -72,6 +75,7 @@ from ...settings import ClothSettings
 from . import selfcollision_kernels as kk
 from .selfcollision_list_kernels import build_list_kernels
 from .selfcollision_lists import DeviceLists
+from .selfcollision_native import build_native_search
 
 __all__ = ["SLACK_MARGIN", "SUMS", "WarpSelfCollision"]
 
@@ -183,10 +187,14 @@ class WarpSelfCollision:
         k: the backend's kernel namespace (its ``scalar``, ``vec3``, ``vec4`` types).
         device: the Warp device.
         tuning: the method's constants (the numpy stage's, and the ``warp_*`` buffer sizes).
+        sums: how a pass adds the contacts' corrections (:data:`SUMS`; None: by device).
+        native: run the candidate searches as the one-thread native loops of
+            :mod:`.selfcollision_native` (the same pairs; None: on the CPU).
     """
 
     def __init__(self, model: ClothModel, k: Any, device: Any,
-                 tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None) -> None:
+                 tuning: SelfCollisionTuning = DEFAULT_TUNING, sums: str | None = None,
+                 native: bool | None = None) -> None:
         self.model = model
         if sums is None:
             sums = "gather" if wp.get_device(device).is_cuda else "scatter"
@@ -200,6 +208,15 @@ class WarpSelfCollision:
         precision = "float32" if k.scalar is wp.float32 else "float64"
         self.k = kk.build_self_kernels(precision)
         self.kl = build_list_kernels(precision)
+        if native is None:
+            native = not wp.get_device(device).is_cuda
+        if native and wp.get_device(device).is_cuda:
+            raise ValueError("the native searches run on the CPU only")
+        self.kn = build_native_search(precision) if native else None
+        self.threads = max(1, min(int(tuning.warp_cpu_threads), os.cpu_count() or 1))
+        """POSIX threads of the native pair passes (:mod:`.selfcollision_native`)."""
+        self.modules = [m.module for m in (self.k, self.kl, self.kn) if m is not None]
+        """The Warp modules of the stage's kernels (loaded before a recording)."""
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         self.host = CandidateLists(model, tuning, NullStats())
         """The numpy stage's lists, for the rest exclusions (host, cached per thickness)."""
@@ -226,7 +243,7 @@ class WarpSelfCollision:
         self.sum_blocks = wp.zeros(max(1, (n + block - 1) // block), dtype=v3, device=dev)
         self.rebuild = wp.zeros(1, dtype=wp.int32, device=dev)
         self.lists = DeviceLists(n, self.n_tris, self.n_edges, self.mean_edge, self.k,
-                                 self.kl, dev, tuning, _Scan)
+                                 self.kl, dev, tuning, _Scan, self.kn, self.threads)
         """Reference positions, movers and the update state of the candidate lists."""
         self.state = wp.zeros(kk.ST_SIZE, dtype=wp.int32, device=dev)
         self.deep = wp.zeros(1, dtype=s, device=dev)
@@ -370,10 +387,14 @@ class WarpSelfCollision:
         margin = s(SLACK_MARGIN * t)
         skip = int(tune.skip_unchanged)
         pt, ee = self.pt, self.ee
+        pair_eval = k.pair_eval if self.kn is None else self.kn.pair_eval_all
+        mark_crossed = k.mark_crossed if self.kn is None else self.kn.mark_crossed_all
+        contact_relax = k.contact_relax if self.kn is None else self.kn.contact_relax_all
+        track_begin = k.track_begin if self.kn is None else self.kn.track_begin_all
         if iteration == 0:
             launch(k.zero_scalars, n, [self.moved])
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
+                launch(track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
                                                     fam.slack_c, fam.slack_x, fam.base,
                                                     fam.workers])
         else:
@@ -382,12 +403,12 @@ class WarpSelfCollision:
         for _ in range(tune.passes):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
                 launch(k.zero_counts, n, [self.state, self.cnt])
-                launch(k.pair_eval, fam.workers, [
+                launch(pair_eval, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
                     interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
                     fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
-                    fam.workers])
-                launch(k.contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
+                    fam.workers if self.kn is None else self.threads])
+                launch(contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
                                                       self.cnt, self.state, fam.corr,
                                                       int(fam.scatter), self.dp, fam.workers])
                 if fam.scatter:
@@ -401,10 +422,10 @@ class WarpSelfCollision:
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])
         for _ in range(tune.revert_rounds):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.mark_crossed, fam.workers, [
+                launch(mark_crossed, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, s(t), band, interior,
                     self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip, self.state,
-                    self.flag, self.reverted, fam.workers])
+                    self.flag, self.reverted, fam.workers if self.kn is None else self.threads])
             launch(k.revert_apply, n, [x, self.flag, self.state, self.reverted, p, self.moved,
                                        self.stats])
             launch(k.round_end, 1, [self.state])

@@ -289,16 +289,6 @@ def build_self_kernels(precision: str = "float32") -> SimpleNamespace:
 
     # --- counting sorts and the flat candidate lists ------------------------------------------
     @wp.kernel(module=module)
-    def grid_fill(bucket: wp.array(dtype=wp.int32), bucket_start: wp.array(dtype=wp.int32),
-                  gate: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32),
-                  entries: wp.array(dtype=wp.int32)):
-        if gate[0] == 0:
-            return
-        i = wp.tid()
-        b = bucket[i]
-        entries[bucket_start[b] + wp.atomic_add(cursor, b, 1)] = i
-
-    @wp.kernel(module=module)
     def sort_segments(start: wp.array(dtype=wp.int32), gate: wp.array(dtype=wp.int32),
                       values: wp.array(dtype=wp.int32)):
         """Insertion sort of values[start[k] : start[k + 1]] (short segments): fixes the order

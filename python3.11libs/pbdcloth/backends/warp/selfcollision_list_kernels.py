@@ -199,6 +199,25 @@ def build_list_kernels(precision: str = "float32") -> SimpleNamespace:
         key[i] = k
         wp.atomic_add(key_count, k, 1)
 
+    @wp.kernel(module=module)
+    def grid_fill(key: wp.array(dtype=wp.int32), start: wp.array(dtype=wp.int32),
+                  points: wp.array(dtype=vec3), halves: wp.array(dtype=vec3), boxes: int,
+                  gate: wp.array(dtype=wp.int32), cursor: wp.array(dtype=wp.int32),
+                  entries: wp.array(dtype=wp.int32), spos: wp.array(dtype=vec3),
+                  shalf: wp.array(dtype=vec3)):
+        """Counting sort of the keys: each point's index, position (and, with ``boxes``, its
+        box's half extent) at its slot of the sorted entries, so that a search reads the
+        points of a key run in memory order (:mod:`.selfcollision_native`)."""
+        if gate[0] == 0:
+            return
+        i = wp.tid()
+        b = key[i]
+        at = start[b] + wp.atomic_add(cursor, b, 1)
+        entries[at] = i
+        spos[at] = points[i]
+        if boxes != 0:
+            shalf[at] = halves[i]
+
     @wp.func(module=module)
     def run(start: wp.array(dtype=wp.int32), k0: int, nk: int, buckets: int, part: int):
         """Entries [begin, end) of keys k0 .. k0 + nk - 1 (mod buckets): part 0 up to the end

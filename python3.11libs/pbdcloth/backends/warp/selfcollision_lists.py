@@ -56,10 +56,15 @@ class RowGrid:
         self.start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
         self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
         self.entries = wp.zeros(m, dtype=wp.int32, device=device)
+        vec3 = wp.types.vector(3, scalar)
+        self.pos = wp.zeros(m, dtype=vec3, device=device)
+        """The points in entry order [m]."""
+        self.half = wp.zeros(m, dtype=vec3, device=device)
+        """Half extents of the points' boxes in entry order (box grids) [m]."""
         self.scan = scan_type(self.buckets, device, block)
 
     def issue_build(self, launch: Any, k: Any, kl: Any, points: Any, radius: Any,
-                    extent: Any, scale: Any, gate: Any) -> None:
+                    extent: Any, scale: Any, gate: Any, halves: Any = None) -> None:
         """Bounds, sweep axis and cell sizes, keys, a counting sort of the keys (entries in
         key order; their order within a key does not matter: the owners' slots are sorted)."""
         launch(kl.bounds_reset, 1, [self.lo, self.hi, gate])
@@ -71,7 +76,10 @@ class RowGrid:
         launch(kl.grid_keys, self.m, [points, self.gf, self.gi, self.mask, gate, self.key,
                                       self.key_count])
         self.scan.issue(launch, k, self.key_count, self.start, gate)
-        launch(k.grid_fill, self.m, [self.key, self.start, gate, self.cursor, self.entries])
+        boxes = int(halves is not None)
+        launch(kl.grid_fill, self.m, [self.key, self.start, points,
+                                      halves if boxes else points, boxes, gate, self.cursor,
+                                      self.entries, self.pos, self.half])
 
     def query_args(self) -> list[Any]:
         return [self.gf, self.gi, self.mask, self.start, self.entries]
@@ -88,11 +96,16 @@ class DeviceLists:
     """
 
     def __init__(self, n: int, n_tris: int, n_edges: int, mean_edge: float, k: Any, kl: Any,
-                 device: Any, tuning: SelfCollisionTuning, scan_type: Any) -> None:
+                 device: Any, tuning: SelfCollisionTuning, scan_type: Any,
+                 native: Any = None, threads: int = 1) -> None:
         s, v3 = k.scalar, k.vec3
         block = tuning.warp_block
         self.n, self.n_tris, self.n_edges = n, n_tris, n_edges
         self.k, self.kl, self.tuning = k, kl, tuning
+        self.native = native
+        """The CPU's native searches (:mod:`.selfcollision_native`), or None."""
+        self.threads = threads
+        """POSIX threads of the native searches."""
         self.scalar = s
         self.mean_edge = mean_edge
         dev = device
@@ -147,14 +160,18 @@ class DeviceLists:
         vg.issue_build(launch, k, kl, ref, self.radius, extent, scale, gate)
         launch(kl.compact, self.n_tris, [tris, mover, edges, 0, st, pt.slots, pt.counts,
                                          pt.keys])
-        launch(kl.pt_triangles, self.n_tris, [ref, tris, mover, self.radius, *vg.query_args(),
-                                              *pt_excluded, st, pt.slots, pt.counts, pt.keys,
-                                              pt.need_slots])
+        pt_args = [ref, tris, mover, self.radius, *vg.query_args(), *pt_excluded, st, pt.slots,
+                   pt.counts, pt.keys, pt.need_slots]
+        if self.native is not None:
+            launch(self.native.pt_triangles_all, 1, [*pt_args, vg.pos, self.threads])
+        else:
+            launch(kl.pt_triangles, self.n_tris, pt_args)
         launch(kl.zero_scalar, 1, [self.tri_maxhalf, self.partial])
         launch(kl.tri_boxes, self.n_tris, [ref, tris, st, self.tri_mid, self.tri_half,
                                            self.tri_maxhalf])
         tg = self.tri_grid
-        tg.issue_build(launch, k, kl, self.tri_mid, self.radius, extent, scale, self.partial)
+        tg.issue_build(launch, k, kl, self.tri_mid, self.radius, extent, scale, self.partial,
+                       self.tri_half)
         launch(kl.pt_movers, n, [ref, tris, mover, self.radius, self.tri_mid, self.tri_half,
                                  self.tri_maxhalf, *tg.query_args(), *pt_excluded, st,
                                  pt.slots, pt.counts, pt.keys, pt.need_slots])
@@ -164,11 +181,15 @@ class DeviceLists:
         launch(kl.edge_boxes, self.n_edges, [ref, edges, st, self.edge_mid, self.edge_half,
                                              self.edge_maxhalf])
         eg = self.edge_grid
-        eg.issue_build(launch, k, kl, self.edge_mid, self.radius, extent, scale, gate)
+        eg.issue_build(launch, k, kl, self.edge_mid, self.radius, extent, scale, gate,
+                       self.edge_half)
         launch(kl.compact, self.n_edges, [tris, mover, edges, 1, st, ee.slots, ee.counts,
                                           ee.keys])
-        launch(kl.ee_edges, self.n_edges, [ref, edges, mover, self.radius, self.edge_mid,
-                                           self.edge_half, self.edge_maxhalf, *eg.query_args(),
-                                           *ee_excluded, st, ee.slots, ee.counts, ee.keys,
-                                           ee.need_slots])
+        ee_args = [ref, edges, mover, self.radius, self.edge_mid, self.edge_half,
+                   self.edge_maxhalf, *eg.query_args(), *ee_excluded, st, ee.slots, ee.counts,
+                   ee.keys, ee.need_slots]
+        if self.native is not None:
+            launch(self.native.ee_edges_all, 1, [*ee_args, eg.pos, eg.half, self.threads])
+        else:
+            launch(kl.ee_edges, self.n_edges, ee_args)
         ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate)

@@ -1,0 +1,953 @@
+"""CPU-only native loops of the Warp self-collision stage: candidate searches and pair passes.
+
+Why: on the CPU Warp runs a kernel's threads one after another, and its code generator keeps
+every value of a thread in memory: the grid searches of :mod:`.selfcollision_list_kernels`
+(``pt_triangles``, ``ee_edges``) cost ~4 ns per grid entry visited, most of it a mispredicted
+branch (whether an entry's box overlaps the query's is a coin flip), and a full build of the
+fold scene's edge-edge list walks ~5 million entries. Here the same searches are one native
+C++ loop each (``wp.func_native``, compiled by Warp's clang with the module's flags), launched
+with dim 1, every owner in index order:
+
+* the grids' points (and box half extents) are read in entry order (copies written by the
+  grid's counting sort), and the box test of a chunk of a key run is computed without
+  branches, the entries that pass collected first and tested further one by one;
+* a full edge-edge build scans each row forward along the sweep axis only: the pair goes to
+  the edge whose midpoint comes first along it (then the lower index), as every partner lies
+  within ``half + maxhalf + radius`` of an edge's midpoint; a partial update scans both ways
+  (only the moving edges search).
+
+The pairs are those of the kernels (each owner's slots are sorted afterwards, so the order of
+the pushes does not matter). The narrow phase's loops over a family's pairs are native too:
+``pair_eval_all`` (a pass), ``mark_crossed_all`` (the fail-safe's search, the same text with the
+crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
+
+Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
+replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
+tuning's ``warp_cpu_threads``, at most the machine's cores; :data:`_PTHREAD`): the threads take
+the next block of owners or pairs from a shared atomic counter until none is left, and the
+caller waits only for blocks already taken (on a machine whose other core is busy, a thread
+that has not started yet leaves all the work to the caller instead of holding it up). What
+they share is order-free: an owner's slot cursor is an atomic integer (the slots are sorted
+afterwards), contact counts are atomic integer additions, the touch and revert marks store one
+value, and the deepest contact, the counters and the flags are combined after the blocks are
+done. The relaxation's scattered sums, whose float order matters, stay on one thread. So the
+results do not depend on the number of threads or their timing (tested against the one-thread
+kernels, bit for bit).
+
+Same arithmetic as the kernels they replace, in the same order (closest points: Ericson 2005,
+"Real-Time Collision Detection", 5.1.5 and 5.1.9, as
+:func:`~.selfcollision_kernels.build_self_kernels`). Tested (tests/test_warp_selfcollision.py):
+the lists equal the numpy stage's pair for pair (float64), and against the Warp kernels
+(float32, a sequence of full builds and partial updates through the fold scene) the same lists
+in the same order and the same projected positions bit for bit.
+
+``__REAL__`` in the C++ text is the scalar type of the kernels (``float`` or ``double``).
+"""
+
+# mypy: ignore-errors
+# (kernel annotations are Warp's typed language)
+import functools
+from types import SimpleNamespace
+from typing import Any
+
+import warp as wp
+
+from . import selfcollision_kernels as kk
+
+# Shared C++ helpers: 3-vectors as three scalars, the grid's cell arithmetic, the slot push,
+# the rest-exclusion lookup and the closest points.
+_COMMON = r"""
+  Job* J = (Job*)arg;
+  const R* REF = (const R*)J->ptrs[0];
+  const int* MOVER = (const int*)J->ptrs[1];
+  const R radius = ((const R*)J->ptrs[2])[0];
+  const R* GF = (const R*)J->ptrs[3];
+  const int* GI = (const int*)J->ptrs[4];
+  const int* START = (const int*)J->ptrs[5];
+  const int* ENTRIES = (const int*)J->ptrs[6];
+  const int* EXS = (const int*)J->ptrs[7];
+  const int* EXC = (const int*)J->ptrs[8];
+  const int mode = ((const int*)J->ptrs[9])[0];
+  int* CNT = (int*)J->ptrs[10];
+  int* KEYS = (int*)J->ptrs[11];
+  const int mask = J->ints[0], slots = J->ints[1];
+  const int sa = GI[0], ua = GI[1], wa = GI[2];
+  const R inv = GF[0], inv_s = GF[1];
+  const int buckets = mask + 1;
+  auto cell = [](R x, R lo, R iv) -> int { return (int)wp::floor((x - lo) * iv); };
+  auto row_hash = [mask](int iu, int iw) -> int {
+    long long h = ((long long)iu * 73856093LL) ^ ((long long)iw * 19349663LL);
+    return (int)(h & (long long)mask);
+  };
+  // an owner's next slot (atomic: another thread may push to the same owner; the slots are
+  // sorted afterwards), counted past the end (the frame runs again with more slots)
+  auto push = [&](int owner, int partner) {
+    int f = __atomic_fetch_add(&CNT[owner], 1, __ATOMIC_RELAXED);
+    if (f < slots) KEYS[owner * slots + f] = partner;
+    else if (J->need < f + 1) J->need = f + 1;
+  };
+  auto listed = [&](int q, int x) -> bool {
+    for (int k = EXS[q]; k < EXS[q + 1]; ++k) if (EXC[k] == x) return true;
+    return false;
+  };
+  auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
+  auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
+  const int CHUNK = 64;
+  int hit[64];
+"""
+
+#: The Warp function body of a search: the arrays' pointers to the dispatcher below it, which
+#: runs the owners in blocks on ``threads`` POSIX threads (each takes the next block left).
+_SEARCH = r"""
+void pbd_search___TAG__(void** ptrs, const int* ints);
+void* pbd_ptrs[] = {(void*)ref.data, (void*)mover.data, (void*)radius_a.data, (void*)gf.data,
+                    (void*)gi.data, (void*)start.data, (void*)entries.data,
+                    (void*)excl_start.data, (void*)excluded.data, (void*)state.data,
+                    (void*)cnt.data, (void*)keys.data, (void*)need.data, __FAMILY__};
+const int pbd_ints[] = {mask, slots, __OWNERS__.shape[0], threads};
+pbd_search___TAG__(pbd_ptrs, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
+typedef __REAL__ R;
+const int BLOCK = 128;
+struct Job { void** ptrs; const int* ints; int* next; int n, need; };
+static void* work(void* arg) {
+__COMMON__
+__BODY__
+  return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_search___TAG__(void** ptrs, const int* ints) {
+  using namespace pbd___TAG__;
+  if (((const int*)ptrs[9])[0] == 0) return;
+  const int n = ints[2];
+  int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n, 0};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+  int* NEED = (int*)ptrs[12];
+  for (int k = 0; k < threads; ++k) if (NEED[0] < jobs[k].need) NEED[0] = jobs[k].need;
+"""
+
+
+_EE = r"""
+const int* EDGES = (const int*)J->ptrs[13];
+const R* SPOS = (const R*)J->ptrs[14];
+const R* SHALF = (const R*)J->ptrs[15];
+const R* MID = (const R*)J->ptrs[16];
+const R* HALF = (const R*)J->ptrs[17];
+const R g = ((const R*)J->ptrs[18])[0] + radius;
+const R r2 = radius * radius;
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int i = b0; i < b1; ++i) {
+  const int ei0 = EDGES[2 * i], ei1 = EDGES[2 * i + 1];
+  if (mode == 1 && (MOVER[ei0] > MOVER[ei1] ? MOVER[ei0] : MOVER[ei1]) == 0) continue;
+  const R* mi = MID + 3 * i;
+  const R* hi_ = HALF + 3 * i;
+  R lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) { lo[a] = mi[a] - hi_[a] - g; hi[a] = mi[a] + hi_[a] + g; }
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  // a full build scans forward along the sweep axis only: each pair is taken by the edge
+  // whose midpoint comes first along it (then the lower index), which the other's box
+  // reaches, as every partner lies within hi_ + maxhalf + radius of the midpoint
+  int s0 = cell(mode == 2 ? mi[sa] : lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  const R mis = mi[sa];
+  const R reach_i = wp::sqrt(dot3(hi_, hi_));
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      // the box test of a chunk of the run without branches (its outcome is a coin flip,
+      // which a branch predictor cannot learn), the entries that pass into hit[]
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+      int nh = 0;
+      for (int k = b0; k < b1; ++k) {
+        const int j = ENTRIES[k];
+        const R* mj = SPOS + 3 * k;
+        const R* hj = SHALF + 3 * k;
+        const R mjs = mj[sa];
+        const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
+            & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
+            & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
+            & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius);
+        hit[nh] = k;
+        nh += ok;
+      }
+      for (int h = 0; h < nh; ++h) {
+        const int k = hit[h];
+        const int j = ENTRIES[k];
+        const R* mj = SPOS + 3 * k;
+        const R* hj = SHALF + 3 * k;
+        const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
+        const int ej0 = EDGES[2 * j], ej1 = EDGES[2 * j + 1];
+        if (mode == 1 && j < i && (MOVER[ej0] > MOVER[ej1] ? MOVER[ej0] : MOVER[ej1]) != 0)
+          continue;
+        if (ei0 == ej0 || ei0 == ej1 || ei1 == ej0 || ei1 == ej1) continue;
+        const R reach = reach_i + wp::sqrt(dot3(hj, hj)) + radius;
+        if (dot3(dm, dm) > reach * reach) continue;
+        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
+        const R* p1 = REF + 3 * EDGES[2 * lo_e];
+        const R* p2 = REF + 3 * EDGES[2 * lo_e + 1];
+        const R* q1 = REF + 3 * EDGES[2 * hi_e];
+        const R* q2 = REF + 3 * EDGES[2 * hi_e + 1];
+        const R d1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+        const R d2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
+        const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
+        const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
+        const R B = dot3(d1, d2);
+        const R den = A * E - B * B;
+        R s = R(0);
+        if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), R(0), R(1));
+        R t = safe_div(B * s + F, E);
+        if (t < R(0)) s = clampr(safe_div(-C, A), R(0), R(1));
+        else if (t > R(1)) s = clampr(safe_div(B - C, A), R(0), R(1));
+        t = clampr(t, R(0), R(1));
+        const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
+                        (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
+                        (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
+        if (dot3(d, d) >= r2) continue;
+        if (listed(lo_e, hi_e)) continue;
+        push(lo_e, hi_e);
+      }
+      }
+    }
+  }
+}
+}
+"""
+
+_PT = r"""
+const int* TRIS = (const int*)J->ptrs[13];
+const R* SPOS = (const R*)J->ptrs[14];
+const R third = R(1.0) / R(3.0);
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int t = b0; t < b1; ++t) {
+  const int c0 = TRIS[3 * t], c1 = TRIS[3 * t + 1], c2 = TRIS[3 * t + 2];
+  if (mode == 1 && MOVER[c0] == 0 && MOVER[c1] == 0 && MOVER[c2] == 0) continue;
+  const R* a = REF + 3 * c0;
+  const R* b = REF + 3 * c1;
+  const R* c = REF + 3 * c2;
+  R lo[3], hi[3], centre[3];
+  for (int k = 0; k < 3; ++k) {
+    R mn = a[k] < b[k] ? a[k] : b[k]; mn = mn < c[k] ? mn : c[k];
+    R mx = a[k] > b[k] ? a[k] : b[k]; mx = mx > c[k] ? mx : c[k];
+    lo[k] = mn - radius; hi[k] = mx + radius;
+    centre[k] = (a[k] + b[k] + c[k]) * third;
+  }
+  const R da[3] = {a[0] - centre[0], a[1] - centre[1], a[2] - centre[2]};
+  const R db[3] = {b[0] - centre[0], b[1] - centre[1], b[2] - centre[2]};
+  const R dc[3] = {c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]};
+  R m2 = dot3(da, da); const R mb = dot3(db, db), mc = dot3(dc, dc);
+  m2 = m2 > mb ? m2 : mb; m2 = m2 > mc ? m2 : mc;
+  const R reach = wp::sqrt(m2) + radius;
+  const R reach2 = reach * reach, r2 = radius * radius;
+  const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+  const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+  const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+      int nh = 0;
+      for (int k = b0; k < b1; ++k) {
+        const R* x = SPOS + 3 * k;
+        const bool ok = !(x[0] < lo[0]) & !(x[1] < lo[1]) & !(x[2] < lo[2])
+            & !(x[0] > hi[0]) & !(x[1] > hi[1]) & !(x[2] > hi[2]);
+        hit[nh] = k;
+        nh += ok;
+      }
+      for (int h = 0; h < nh; ++h) {
+        const int k = hit[h];
+        const int v = ENTRIES[k];
+        const R* x = SPOS + 3 * k;
+        if (v == c0 || v == c1 || v == c2) continue;
+        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
+        if (dot3(gx, gx) > reach2) continue;
+        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
+        const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+        const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+        const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
+        const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+        const R den = va + vb + vc;
+        const R d43 = d4 - d3, d56 = d5 - d6;
+        R bv = R(0), bw = R(0);
+        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
+        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
+        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
+        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
+        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
+        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
+          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
+        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
+        bv = clampr(bv, R(0), R(1));
+        bw = clampr(bw, R(0), R(1) - bv);
+        const R bu = R(1) - bv - bw;
+        const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
+                        x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
+                        x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
+        if (dot3(d, d) >= r2) continue;
+        if (listed(t, v)) continue;
+        push(t, v);
+      }
+      }
+    }
+  }
+}
+}
+"""
+
+
+# The narrow phase's pass over one family's pairs (``pair_eval`` of
+# :mod:`.selfcollision_kernels`, every pair in list order on one thread): the same skipping,
+# geometry, contact normal, slack bookkeeping and response, the same operations in the same
+# order.
+_PAIRS = r"""
+void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints);
+void* pbd_ptrs[] = {(void*)state.data, (void*)p.data, (void*)x0.data, (void*)inv_mass.data,
+                    (void*)idx.data, (void*)moved.data, (void*)base.data, (void*)slack_c.data,
+                    (void*)slack_x.data, __POINTERS__};
+const __REAL__ pbd_reals[] = {t, band, mu, interior, margin};
+const int pbd_ints[] = {edge_pairs, skip, ((const int*)count.data)[0], threads};
+pbd_pairs___TAG__(pbd_ptrs, pbd_reals, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
+typedef __REAL__ R;
+const int BLOCK = 512;
+struct Job {
+  void** ptrs; const R* reals; const int* ints; int* next; int n;
+  int evaluated, contacts, any; R deep;
+};
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  const bool CROSSING = __CROSSING__;
+  int* ST = (int*)J->ptrs[0];
+  const R* P = (const R*)J->ptrs[1];
+  const R* X0 = (const R*)J->ptrs[2];
+  const R* IM = (const R*)J->ptrs[3];
+  const int* IDX = (const int*)J->ptrs[4];
+  const R* MOVED = (const R*)J->ptrs[5];
+  R* BASE = (R*)J->ptrs[6];
+  R* SC = (R*)J->ptrs[7];
+  R* SX = (R*)J->ptrs[8];
+  int* ACT = (int*)J->ptrs[9];
+  R* CORR = (R*)J->ptrs[10];
+  R* WC = (R*)J->ptrs[11];
+  int* TOUCH = (int*)J->ptrs[12];
+  int* CNT = (int*)J->ptrs[13];
+  int* FLAG = (int*)J->ptrs[14];
+  const int* REVERTED = (const int*)J->ptrs[15];
+  const R t = J->reals[0], band = J->reals[1], mu = J->reals[2], interior = J->reals[3];
+  const R margin = J->reals[4];
+  const int edge_pairs = J->ints[0], skip = J->ints[1];
+  const R Z = R(0), ONE = R(1);
+  const R band2 = band * band;
+  const R hi_s = ONE - interior;
+  const int pass_id = ST[__ST_PASS__];
+  auto dot3 = [](const R* a, const R* b) -> R { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
+  auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
+  auto sgn = [](R x) -> R { return x >= R(0) ? R(1) : R(-1); };
+  auto cross3 = [](const R* a, const R* b, R* out) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+  };
+  int evaluated = 0;
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+  const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+  for (int c = b0; c < b1; ++c) {
+    const int* q = IDX + 4 * c;
+    if (skip != 0) {
+      R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      R most = m01 > m23 ? m01 : m23;
+      if (R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c])) {
+        if (!CROSSING) ACT[c] = 0;
+        continue;
+      }
+    }
+    evaluated += 1;
+    const R* x_ = P + 3 * q[0];
+    const R* a = P + 3 * q[1];
+    const R* b = P + 3 * q[2];
+    const R* cc = P + 3 * q[3];
+    int near = 0;
+    R coef[4], diff[3], dist2, diff0[3] = {Z, Z, Z}, normal[3] = {Z, Z, Z}, side0 = Z;
+    if (edge_pairs == 0) {
+      // closest point of the triangle (a, b, cc) to x_ (Ericson 2005, 5.1.5)
+      const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+      const R ac[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
+      const R ap[3] = {x_[0] - a[0], x_[1] - a[1], x_[2] - a[2]};
+      const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+      const R aa = dot3(ab, ab), cc2 = dot3(ac, ac), bc_ = dot3(ab, ac);
+      const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc2;
+      const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+      const R den = va + vb + vc;
+      const R d43 = d4 - d3, d56 = d5 - d6;
+      R bv = Z, bw = Z;
+      int face = 0;
+      if (d1 <= Z && d2 <= Z) { bv = Z; bw = Z; }
+      else if (d3 >= Z && d4 <= d3) { bv = ONE; bw = Z; }
+      else if (vc <= Z && d1 >= Z && d3 <= Z) { bv = safe_div(d1, d1 - d3); bw = Z; }
+      else if (d6 >= Z && d5 <= d6) { bv = Z; bw = ONE; }
+      else if (vb <= Z && d2 >= Z && d6 <= Z) { bv = Z; bw = safe_div(d2, d2 - d6); }
+      else if (va <= Z && d43 >= Z && d56 >= Z) { bw = safe_div(d43, d43 + d56); bv = ONE - bw; }
+      else { bv = safe_div(vb, den); bw = safe_div(vc, den); if (den > Z) face = 1; }
+      bv = clampr(bv, Z, ONE);
+      bw = clampr(bw, Z, ONE - bv);
+      const R bu = ONE - bv - bw;
+      for (int k = 0; k < 3; ++k) diff[k] = x_[k] - ((a[k] * bu + b[k] * bv) + cc[k] * bw);
+      dist2 = dot3(diff, diff);
+      coef[0] = ONE; coef[1] = -bu; coef[2] = -bv; coef[3] = -bw;
+      if (dist2 < band2) {
+        near = 2;
+        const R* p0 = X0 + 3 * q[0];
+        const R* a0 = X0 + 3 * q[1];
+        const R* b0 = X0 + 3 * q[2];
+        const R* c0 = X0 + 3 * q[3];
+        for (int k = 0; k < 3; ++k) diff0[k] = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
+        const R ba[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const R ca[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
+        const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
+        const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
+        R m[3], m0[3];
+        cross3(ba, ca, m);
+        cross3(ba0, ca0, m0);
+        if (face != 0) {
+          const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
+          side0 = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
+        }
+        const R len = __SQRT__(dot3(m, m));
+        if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
+      }
+    } else {
+      // closest points of the segments (x_, a) and (b, cc) (Ericson 2005, 5.1.9)
+      const R* p1 = x_;
+      const R* p2 = a;
+      const R* q1 = b;
+      const R* q2 = cc;
+      const R e1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+      const R e2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
+      const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
+      const R A = dot3(e1, e1), E = dot3(e2, e2), F = dot3(e2, rr), C = dot3(e1, rr);
+      const R B = dot3(e1, e2);
+      const R den = A * E - B * B;
+      R s = Z;
+      if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), Z, ONE);
+      R t2 = safe_div(B * s + F, E);
+      if (t2 < Z) s = clampr(safe_div(-C, A), Z, ONE);
+      else if (t2 > ONE) s = clampr(safe_div(B - C, A), Z, ONE);
+      t2 = clampr(t2, Z, ONE);
+      for (int k = 0; k < 3; ++k) diff[k] = (p1[k] + e1[k] * s) - (q1[k] + e2[k] * t2);
+      dist2 = dot3(diff, diff);
+      coef[0] = ONE - s; coef[1] = s; coef[2] = t2 - ONE; coef[3] = -t2;
+      if (dist2 < band2) {
+        near = 1;
+        if (!(s <= interior || s >= hi_s || t2 <= interior || t2 >= hi_s)) {
+          near = 2;
+          const R* x1 = X0 + 3 * q[0];
+          const R* x2 = X0 + 3 * q[1];
+          const R* y1 = X0 + 3 * q[2];
+          const R* y2 = X0 + 3 * q[3];
+          const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
+          const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
+          for (int k = 0; k < 3; ++k) diff0[k] = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
+          R m[3], m0[3];
+          cross3(e1, e2, m);
+          cross3(f1, f2, m0);
+          const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
+          side0 = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
+          const R len = __SQRT__(dot3(m, m));
+          if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
+        }
+      }
+    }
+    // contact normal on A's start side and the signed distance along it
+    R n[3] = {normal[0] * side0, normal[1] * side0, normal[2] * side0};
+    if (side0 == Z) {
+      const R dist = __SQRT__(dist2);
+      n[0] = normal[0]; n[1] = normal[1]; n[2] = normal[2];
+      if (dist > R(1e-9) * t) for (int k = 0; k < 3; ++k) n[k] = diff[k] / dist;
+    }
+    const R signed_ = dot3(n, diff);
+    // what the evaluation found: slacks and the moved base
+    const R u = __SQRT__(dist2);
+    R sc = u - band, sx = u - band;
+    if (near == 2) { sc = signed_ - t; sx = u; if (signed_ < Z) sx = R(-1e30); }
+    else if (near == 1) { sc = u - t; sx = u; }
+    SC[c] = sc;
+    SX[c] = sx;
+    R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+    R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+    BASE[c] = l01 < l23 ? l01 : l23;
+    if (CROSSING) {
+      // fail-safe: flag the free, not yet reverted particles of a pair on the wrong side
+      if (near != 2 || signed_ >= Z) continue;
+      const int epoch = ST[__ST_EPOCH__];
+      for (int k = 0; k < 4; ++k) {
+        const int i = q[k];
+        if (IM[i] > Z && REVERTED[i] != epoch) {
+          __atomic_store_n(&FLAG[i], epoch, __ATOMIC_RELAXED);
+          J->any = 1;
+        }
+      }
+      continue;
+    }
+    ACT[c] = 0;
+    if (near != 2 || signed_ >= t) continue;
+    // response: push-out along n less friction, over the inverse-mass-weighted coefficients
+    R w[4];
+    for (int k = 0; k < 4; ++k) w[k] = IM[q[k]] * coef[k];
+    const R big_w = ((w[0] * coef[0] + w[1] * coef[1]) + w[2] * coef[2]) + w[3] * coef[3];
+    if (big_w <= Z || dot3(n, n) <= Z) continue;
+    const R depth = t - signed_;
+    R delta[3] = {n[0] * depth, n[1] * depth, n[2] * depth};
+    if (mu > Z) {
+      R slip[3] = {diff[0] - diff0[0], diff[1] - diff0[1], diff[2] - diff0[2]};
+      const R sn = dot3(slip, n);
+      for (int k = 0; k < 3; ++k) slip[k] = slip[k] - n[k] * sn;
+      const R slip_len = __SQRT__(dot3(slip, slip));
+      R f = safe_div(mu * depth, slip_len);
+      f = f < ONE ? f : ONE;
+      for (int k = 0; k < 3; ++k) delta[k] = delta[k] - slip[k] * f;
+    }
+    ACT[c] = 1;
+    for (int k = 0; k < 3; ++k) CORR[3 * c + k] = delta[k] / big_w;
+    for (int k = 0; k < 4; ++k) WC[4 * c + k] = w[k];
+    if (J->deep < depth) J->deep = depth;
+    for (int k = 0; k < 4; ++k) {
+      if (w[k] != Z) {
+        __atomic_store_n(&TOUCH[q[k]], pass_id, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&CNT[q[k]], 1, __ATOMIC_RELAXED);
+      }
+    }
+    J->contacts += 1;
+  }
+  }
+  J->evaluated = evaluated;
+  return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
+  using namespace pbd___TAG__;
+  const bool CROSSING = __CROSSING__;
+  int* ST = (int*)ptrs[0];
+  if (!CROSSING && ST[__ST_DONE__] != 0) return;
+  if (CROSSING && (ST[__ST_PROJECTED__] == 0 || ST[__ST_STOP__] != 0)) return;
+  const int n = ints[2];
+  int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, reals, ints, nullptr, n, 0, 0, 0, R(0)};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+  // the threads' order-free results: counts, flags and the deepest contact
+  int evaluated = 0, contacts = 0, any = 0;
+  R deep = R(0);
+  for (int k = 0; k < threads; ++k) {
+    evaluated += jobs[k].evaluated; contacts += jobs[k].contacts; any |= jobs[k].any;
+    if (deep < jobs[k].deep) deep = jobs[k].deep;
+  }
+  if (CROSSING) {
+    if (any) ST[__ST_ANY__] = 1;
+    return;
+  }
+  R* DEEP = (R*)ptrs[16];
+  int* STATS = (int*)ptrs[17];
+  if (DEEP[0] < deep) DEEP[0] = deep;
+  if (contacts > 0) {
+    ST[__ST_PROJECTED__] = 1;
+    ST[__ST_PASS_ANY__] = 1;
+    STATS[__STAT_PT_CONTACTS__ + ints[0]] += contacts;
+  }
+  STATS[__STAT_EVALUATED__] += evaluated;
+"""
+
+#: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
+#: ``pbd_team_run``, which runs ``work`` on the calling thread and on ``threads - 1`` detached
+#: threads, every one taking blocks from the shared counter ``team->next`` (in the heap, freed by
+#: the last thread to leave). The caller waits only for blocks that a thread has taken: a thread
+#: counts itself active before it looks for a block, so one that starts after the last block
+#: was taken finds none and never touches the caller's jobs, and the caller never waits for a
+#: thread that the system has not started yet. Windows (no POSIX threads): the calling thread
+#: does every block.
+_PTHREAD = r"""
+#ifndef PBD_TEAM_DECLARED
+#define PBD_TEAM_DECLARED
+#if defined(_WIN32)
+// no POSIX threads: the calling thread does every block
+static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
+                         void (*set_next)(void*, int*)) {
+  int next = 0;
+  set_next(jobs, &next);
+  work(jobs);
+}
+#else
+extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
+extern "C" int pthread_detach(unsigned long);
+extern "C" int sched_yield();
+extern "C" void* malloc(unsigned long);
+extern "C" void free(void*);
+struct PbdTeam { int next; int active; int refs; int n; };
+struct PbdTicket { PbdTeam* team; void* (*work)(void*); void* job; };
+static void pbd_team_leave(PbdTeam* team) {
+  if (__atomic_sub_fetch(&team->refs, 1, __ATOMIC_SEQ_CST) == 0) free(team);
+}
+static void* pbd_team_thread(void* arg) {
+  PbdTicket* tk = (PbdTicket*)arg;
+  PbdTeam* team = tk->team;
+  __atomic_fetch_add(&team->active, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&team->next, __ATOMIC_SEQ_CST) < team->n) tk->work(tk->job);
+  __atomic_fetch_sub(&team->active, 1, __ATOMIC_SEQ_CST);
+  free(tk);
+  pbd_team_leave(team);
+  return nullptr;
+}
+// jobs: ``threads`` jobs of ``size`` bytes whose first field after the pointers is the
+// ``int* next`` that ``set_next`` points at the team's counter
+static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
+                         void (*set_next)(void*, int*)) {
+  PbdTeam* team = (PbdTeam*)malloc(sizeof(PbdTeam));
+  if (team == nullptr) {
+    int next = 0;
+    set_next(jobs, &next);
+    work(jobs);
+    return;
+  }
+  team->next = 0; team->active = 0; team->refs = 1; team->n = n;
+  for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team->next);
+  for (int k = 1; k < threads; ++k) {
+    PbdTicket* tk = (PbdTicket*)malloc(sizeof(PbdTicket));
+    if (tk == nullptr) break;
+    *tk = PbdTicket{team, work, jobs + k * size};
+    __atomic_fetch_add(&team->refs, 1, __ATOMIC_SEQ_CST);
+    unsigned long id;
+    if (pthread_create(&id, nullptr, pbd_team_thread, tk) != 0) {
+      free(tk);
+      __atomic_fetch_sub(&team->refs, 1, __ATOMIC_SEQ_CST);
+      break;
+    }
+    pthread_detach(id);
+  }
+  work(jobs);
+  while (__atomic_load_n(&team->active, __ATOMIC_SEQ_CST) != 0) sched_yield();
+  pbd_team_leave(team);
+}
+#endif
+#endif
+"""
+
+
+# contact_relax and track_begin of :mod:`.selfcollision_kernels`, every pair in list order.
+_RELAX = r"""
+typedef __REAL__ R;
+const int* ST = (const int*)state.data;
+if (ST[__ST_DONE__] != 0 || ST[__ST_PASS_ANY__] == 0) return;
+const int* IDX = (const int*)idx.data;
+const int n_pairs = ((const int*)count.data)[0];
+const int* ACT = (const int*)act.data;
+const R* WC = (const R*)wc.data;
+const int* CNT = (const int*)cnt.data;
+R* CORR = (R*)corr.data;
+R* DP = (R*)dp.data;
+for (int c = 0; c < n_pairs; ++c) {
+  if (ACT[c] == 0) continue;
+  const int* q = IDX + 4 * c;
+  const R* w = WC + 4 * c;
+  int most = 1;
+  for (int k = 0; k < 4; ++k) if (w[k] != R(0) && CNT[q[k]] > most) most = CNT[q[k]];
+  R share[3];
+  for (int j = 0; j < 3; ++j) { share[j] = CORR[3 * c + j] / R(most); CORR[3 * c + j] = share[j]; }
+  if (scatter != 0) {
+    for (int k = 0; k < 4; ++k) {
+      if (w[k] == R(0)) continue;
+      for (int j = 0; j < 3; ++j) DP[3 * q[k] + j] = DP[3 * q[k] + j] + share[j] * w[k];
+    }
+  }
+}
+"""
+
+_TRACK_BEGIN = r"""
+typedef __REAL__ R;
+const R* P = (const R*)p.data;
+const int* IDX = (const int*)idx.data;
+const int n_pairs = ((const int*)count.data)[0];
+R* SC = (R*)slack_c.data;
+R* SX = (R*)slack_x.data;
+R* BASE = (R*)base.data;
+auto len3 = [](R x, R y, R z) -> R { return __SQRT__(x * x + y * y + z * z); };
+for (int c = 0; c < n_pairs; ++c) {
+  const int* q = IDX + 4 * c;
+  const R* a0 = P + 3 * q[0];
+  const R* a1 = P + 3 * q[1];
+  const R* a2 = P + 3 * q[2];
+  const R* a3 = P + 3 * q[3];
+  R bound;
+  if (edge_pairs != 0) {
+    R m1[3], m2[3];
+    for (int k = 0; k < 3; ++k) {
+      m1[k] = (a0[k] + a1[k]) * R(0.5);
+      m2[k] = (a2[k] + a3[k]) * R(0.5);
+    }
+    bound = (len3(m1[0] - m2[0], m1[1] - m2[1], m1[2] - m2[2])
+             - R(0.5) * len3(a0[0] - a1[0], a0[1] - a1[1], a0[2] - a1[2]))
+            - R(0.5) * len3(a2[0] - a3[0], a2[1] - a3[1], a2[2] - a3[2]);
+  } else {
+    const R third = R(1.0) / R(3.0);
+    R ce[3], da[3], db[3], dc[3];
+    for (int k = 0; k < 3; ++k) {
+      ce[k] = ((a1[k] + a2[k]) + a3[k]) * third;
+      da[k] = a1[k] - ce[k]; db[k] = a2[k] - ce[k]; dc[k] = a3[k] - ce[k];
+    }
+    R r2 = da[0] * da[0] + da[1] * da[1] + da[2] * da[2];
+    const R rb = db[0] * db[0] + db[1] * db[1] + db[2] * db[2];
+    const R rc = dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2];
+    r2 = r2 > rb ? r2 : rb;
+    r2 = r2 > rc ? r2 : rc;
+    bound = len3(a0[0] - ce[0], a0[1] - ce[1], a0[2] - ce[2]) - __SQRT__(r2);
+  }
+  R sl = bound - band;
+  if (bound < band) sl = R(-1e30);
+  SC[c] = sl;
+  SX[c] = sl;
+  BASE[c] = R(0);
+}
+"""
+
+
+@functools.cache
+def build_native_search(precision: str = "float32") -> SimpleNamespace:
+    """The native kernels (CPU only) for scalars of ``precision``, launched with dim 1:
+    ``ee_all`` and ``pt_all`` (the arguments of the list kernels ``ee_edges`` and
+    ``pt_triangles`` of :mod:`.selfcollision_list_kernels`, and the grid's points in entry
+    order), ``pair_eval_all``, ``mark_crossed_all``, ``contact_relax_all`` and
+    ``track_begin_all`` (the arguments of the kernels of the same names less ``_all``)."""
+    scalar: Any = wp.float32 if precision == "float32" else wp.float64
+    vec3: Any = wp.types.vector(3, scalar)
+    real = "float" if precision == "float32" else "double"
+    module = f"pbdcloth_warp_selfnative_{precision}"
+    wp.set_module_options({"enable_backward": False}, module=module)
+    i32 = wp.int32
+
+    def ee_body(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+                mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+                maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+                entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+                excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+                cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                shalf: wp.array(dtype=vec3), threads: int):
+        ...
+
+    def pt_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                gf: wp.array(dtype=scalar), gi: wp.array(dtype=i32), mask: int,
+                start: wp.array(dtype=i32), entries: wp.array(dtype=i32),
+                excl_start: wp.array(dtype=i32), excluded: wp.array(dtype=i32),
+                state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
+                spos: wp.array(dtype=vec3), threads: int):
+        ...
+
+    # Warp names a function by its qualified name: one name per snippet and precision.
+    for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search")):
+        fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
+    def search_text(body: str, family: str, owners: str, tag: str) -> str:
+        text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
+        text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
+        text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
+        return text.replace("__REAL__", real)
+
+    ee_search = wp.func_native(search_text(
+        _EE, "(void*)edges.data, (void*)spos.data, (void*)shalf.data, (void*)mid.data, "
+        "(void*)half.data, (void*)maxhalf.data", "edges", "ee"))(ee_body)
+    pt_search = wp.func_native(search_text(_PT, "(void*)tris.data, (void*)spos.data", "tris",
+                                           "pt"))(pt_body)
+
+    @wp.kernel(module=module)
+    def ee_edges_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+               mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+               mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+               maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+               gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+               entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+               excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+               cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
+               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3), threads: int):
+        """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
+        (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order)."""
+        ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
+                  entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
+                  threads)
+
+    @wp.kernel(module=module)
+    def pt_triangles_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+               mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+               gf: wp.array(dtype=scalar), gi: wp.array(dtype=i32), mask: int,
+               start: wp.array(dtype=i32), entries: wp.array(dtype=i32),
+               excl_start: wp.array(dtype=i32), excluded: wp.array(dtype=i32),
+               state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+               keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
+               spos: wp.array(dtype=vec3), threads: int):
+        """``pt_triangles`` of every triangle, in blocks on ``threads`` POSIX threads
+        (``spos``: the vertex grid's positions in entry order)."""
+        pt_search(ref, tris, mover, radius_a, gf, gi, mask, start, entries, excl_start,
+                  excluded, state, slots, cnt, keys, need, spos, threads)
+
+    vec4: Any = wp.types.vector(4, scalar)
+    def pairs_text(crossing: bool) -> str:
+        pointers = ("(void*)act.data, (void*)corr.data, (void*)wc.data, (void*)touch.data, "
+                    "(void*)cnt.data, nullptr, nullptr, (void*)deep.data, (void*)stats.data"
+                    if not crossing else
+                    "nullptr, nullptr, nullptr, nullptr, nullptr, (void*)flag.data, "
+                    "(void*)reverted.data, nullptr, nullptr")
+        text = _PAIRS.replace("__POINTERS__", pointers).replace("__PTHREAD__", _PTHREAD)
+        if crossing:
+            head = "const __REAL__ pbd_reals[] = {t, band, mu,"
+            text = text.replace(head, "const __REAL__ mu = 0;\n" + head)
+        text = text.replace("__TAG__", f"{'crossed' if crossing else 'pairs'}_{precision}")
+        text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
+        text = text.replace("__CROSSING__", "true" if crossing else "false")
+        for name in ("ST_DONE", "ST_PASS", "ST_PROJECTED", "ST_PASS_ANY", "ST_EPOCH",
+                     "ST_STOP", "ST_ANY", "STAT_PT_CONTACTS", "STAT_EVALUATED"):
+            text = text.replace(f"__{name}__", str(getattr(kk, name)))
+        return text
+
+    def pairs_body(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                   inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                   count: wp.array(dtype=i32), edge_pairs: int, state: wp.array(dtype=i32),
+                   t: scalar, band: scalar, mu: scalar, interior: scalar,
+                   moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+                   slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                   margin: scalar, skip: int, act: wp.array(dtype=i32),
+                   corr: wp.array(dtype=vec3), wc: wp.array(dtype=vec4),
+                   deep: wp.array(dtype=scalar), touch: wp.array(dtype=i32),
+                   cnt: wp.array(dtype=i32), stats: wp.array(dtype=i32), threads: int):
+        ...
+
+    def crossed_body(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                     inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                     count: wp.array(dtype=i32), edge_pairs: int, state: wp.array(dtype=i32),
+                     t: scalar, band: scalar, interior: scalar,
+                     moved: wp.array(dtype=scalar), base: wp.array(dtype=scalar),
+                     slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                     margin: scalar, skip: int, flag: wp.array(dtype=i32),
+                     reverted: wp.array(dtype=i32), threads: int):
+        ...
+
+    pairs_body.__name__ = pairs_body.__qualname__ = f"pair_pass_{precision}"
+    pair_pass = wp.func_native(pairs_text(False))(pairs_body)
+    crossed_body.__name__ = crossed_body.__qualname__ = f"crossed_pass_{precision}"
+    crossed_pass = wp.func_native(pairs_text(True))(crossed_body)
+
+    @wp.kernel(module=module)
+    def pair_eval_all(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                      inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                      count: wp.array(dtype=i32), edge_pairs: int,
+                      state: wp.array(dtype=i32), t: scalar, band: scalar, mu: scalar,
+                      interior: scalar, moved: wp.array(dtype=scalar),
+                      base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                      slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
+                      act: wp.array(dtype=i32), corr: wp.array(dtype=vec3),
+                      wc: wp.array(dtype=vec4), deep: wp.array(dtype=scalar),
+                      touch: wp.array(dtype=i32), cnt: wp.array(dtype=i32),
+                      stats: wp.array(dtype=i32), threads: int):
+        """``pair_eval`` of every pair, split into ``threads`` runs of the list, one POSIX
+        thread each (the arguments of ``pair_eval`` but its last)."""
+        pair_pass(p, x0, inv_mass, idx, count, edge_pairs, state, t, band, mu, interior, moved,
+                  base, slack_c, slack_x, margin, skip, act, corr, wc, deep, touch, cnt, stats,
+                  threads)
+
+    @wp.kernel(module=module)
+    def mark_crossed_all(p: wp.array(dtype=vec3), x0: wp.array(dtype=vec3),
+                         inv_mass: wp.array(dtype=scalar), idx: wp.array(dtype=wp.vec4i),
+                         count: wp.array(dtype=i32), edge_pairs: int, t: scalar,
+                         band: scalar, interior: scalar, moved: wp.array(dtype=scalar),
+                         base: wp.array(dtype=scalar), slack_c: wp.array(dtype=scalar),
+                         slack_x: wp.array(dtype=scalar), margin: scalar, skip: int,
+                         state: wp.array(dtype=i32), flag: wp.array(dtype=i32),
+                         reverted: wp.array(dtype=i32), threads: int):
+        """``mark_crossed`` of every pair, in ``threads`` runs as ``pair_eval_all``."""
+        crossed_pass(p, x0, inv_mass, idx, count, edge_pairs, state, t, band, interior, moved,
+                     base, slack_c, slack_x, margin, skip, flag, reverted, threads)
+
+    def sub(text: str) -> str:
+        text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
+        for name in ("ST_DONE", "ST_PASS_ANY"):
+            text = text.replace(f"__{name}__", str(getattr(kk, name)))
+        return text
+
+    def relax_body(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
+                   act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
+                   cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
+                   corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3)):
+        ...
+
+    def track_body(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
+                   count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
+                   slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                   base: wp.array(dtype=scalar)):
+        ...
+
+    relax_body.__name__ = relax_body.__qualname__ = f"relax_pass_{precision}"
+    relax_pass = wp.func_native(sub(_RELAX))(relax_body)
+    track_body.__name__ = track_body.__qualname__ = f"track_pass_{precision}"
+    track_pass = wp.func_native(sub(_TRACK_BEGIN))(track_body)
+
+    @wp.kernel(module=module)
+    def contact_relax_all(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
+                          act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
+                          cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
+                          corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3),
+                          stride: int):
+        """``contact_relax`` of every contact in list order, one thread (``stride`` unused)."""
+        relax_pass(idx, count, act, wc, cnt, state, corr, scatter, dp)
+
+    @wp.kernel(module=module)
+    def track_begin_all(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
+                        count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
+                        slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
+                        base: wp.array(dtype=scalar), stride: int):
+        """``track_begin`` of every pair, one thread (``stride`` unused)."""
+        track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base)
+
+    return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
+                           pt_triangles_all=pt_triangles_all,
+                           pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
+                           contact_relax_all=contact_relax_all,
+                           track_begin_all=track_begin_all)
