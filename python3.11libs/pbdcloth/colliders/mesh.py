@@ -57,6 +57,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import MAX_COORDINATE, F, I
+from ..cloth.topology import edge_use
 from ..selfcollision.geometry import closest_point_triangle, columns, cross, dot, unit
 from .base import ClothContactCollider, SolverInputError, lerp
 from .broadphase import BoxGrid, PairList
@@ -187,11 +188,7 @@ class MeshCollider(ClothContactCollider):
         e = start[self.triangles] - start[np.roll(self.triangles, 1, axis=1)]
         self.edge_length: float = float(np.median(np.linalg.norm(e, axis=2)))
         """Median edge length at the start [m] (the vertex grid's cell)."""
-        edges = np.sort(np.stack([self.triangles, np.roll(self.triangles, -1, axis=1)],
-                                 axis=2).reshape(-1, 2), axis=1)
-        uses = np.unique(edges[:, 0].astype(np.int64) * self.vertex_count + edges[:, 1],
-                         return_counts=True)[1]
-        self.closed: bool = bool(np.all(uses == 2))
+        self.closed: bool = bool(np.all(edge_use(self.triangles)[1] == 2))
         """Every edge is shared by exactly two triangles (a closed surface, or several): cloth
         vertices found inside it are sent back out (:func:`.mesh_contact.find_trapped`)."""
 

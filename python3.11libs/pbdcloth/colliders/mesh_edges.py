@@ -33,11 +33,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..arrays import F, I
+from ..cloth.topology import edge_use
 from ..selfcollision.geometry import closest_points_segments, columns, cross, dot
 from .broadphase import BoxGrid, PairList
+from .mesh_contact import _first_per_group, _pick
 
 __all__ = ["PARALLEL", "SHARP_ANGLE", "cloth_edges", "project_collider_edges", "sharp_edges"]
 
@@ -55,41 +56,24 @@ def sharp_edges(vertices: F, triangles: I) -> I:
     edges of one face, and edges whose faces' unit normals make more than SHARP_ANGLE (a
     degenerate face's zero normal counts as sharp)."""
     tri = np.asarray(triangles, dtype=np.intp)
-    edges = np.sort(np.stack([tri, np.roll(tri, -1, axis=1)], axis=2).reshape(-1, 2), axis=1)
-    face = np.repeat(np.arange(tri.shape[0]), 3)
+    edges, count, inverse = edge_use(tri)
     n = np.cross(vertices[tri[:, 1]] - vertices[tri[:, 0]], vertices[tri[:, 2]] - vertices[tri[:, 0]])
     length = np.linalg.norm(n, axis=1)
     n = n / np.where(length > 0.0, length, 1.0)[:, None]
-    key = edges[:, 0].astype(np.int64) * (int(edges.max(initial=0)) + 1) + edges[:, 1]
-    order = np.argsort(key, kind="stable")
-    key, edges, face = key[order], edges[order], face[order]
-    first = np.ones(key.size, dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    start = np.flatnonzero(first)
-    count = np.diff(np.append(start, key.size))
-    cos_limit = math.cos(SHARP_ANGLE)
+    # The faces of each edge, in edge order: directed edge k belongs to face k // 3.
+    face = np.argsort(inverse, kind="stable") // 3
+    start = np.concatenate(([0], np.cumsum(count)[:-1]))
     sharp = count != 2
     two = np.flatnonzero(count == 2)
-    fa, fb = face[start[two]], face[start[two] + 1]
-    cosine = np.einsum("ij,ij->i", n[fa], n[fb])
-    sharp[two] = ~(cosine >= cos_limit)
-    return np.ascontiguousarray(edges[start[sharp]])
+    cosine = np.einsum("ij,ij->i", n[face[start[two]]], n[face[start[two] + 1]])
+    sharp[two] = ~(cosine >= math.cos(SHARP_ANGLE))
+    return np.ascontiguousarray(edges[sharp], dtype=np.intp)
 
 
 def cloth_edges(triangles: I) -> I:
     """The cloth's unique edges (2, E) from its triangles (3, T), lower vertex first."""
-    tri = np.asarray(triangles, dtype=np.intp).T
-    edges = np.sort(np.stack([tri, np.roll(tri, -1, axis=1)], axis=2).reshape(-1, 2), axis=1)
-    return np.ascontiguousarray(np.unique(edges, axis=0).T)
-
-
-def _first_largest(group: I, key: F) -> I:
-    """Index of the entry with the largest ``key`` in each ``group`` (ties: the earlier)."""
-    order = np.lexsort((-key, group))
-    g = group.take(order)
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = g[1:] != g[:-1]
-    return order[first]
+    return np.ascontiguousarray(edge_use(np.asarray(triangles, dtype=np.intp).T)[0].T,
+                                dtype=np.intp)
 
 
 def project_collider_edges(P: F, X: F, inv_mass: F, edges: I, c0: F, d0: F, c1: F, d1: F,
@@ -131,7 +115,7 @@ def project_collider_edges(P: F, X: F, inv_mass: F, edges: I, c0: F, d0: F, c1: 
     p = columns(a1, live) + sl * columns(ab, live)
     q = columns(q10, live) + tl * columns(cd, live)
     gap = sg * dot(n, p - q)
-    own = thickness if np.ndim(thickness) == 0 else np.asarray(thickness).take(e.take(live))
+    own = _pick(thickness, e.take(live))
     bad = np.flatnonzero(gap < own)
     if bad.size == 0:
         return _NONE
@@ -143,16 +127,16 @@ def project_collider_edges(P: F, X: F, inv_mass: F, edges: I, c0: F, d0: F, c1: 
     if ok.size == 0:
         return _NONE
     bad, el, wa, wb, sb, den = bad[ok], el[ok], wa[ok], wb[ok], sb[ok], den[ok]
-    depth = (own if np.ndim(own) == 0 else np.asarray(own).take(bad)) - gap.take(bad)
+    depth = _pick(own, bad) - gap.take(bad)
     lam = depth / den
     direction = columns(n, bad) * sg.take(bad)
     vert = np.concatenate([ia.take(el), ib.take(el)])
     length = np.concatenate([lam * wa * (1.0 - sb), lam * wb * sb])
     normal = np.concatenate([direction, direction], axis=1)
-    live_push: NDArray[np.intp] = np.flatnonzero(length > 0.0)
+    live_push = np.flatnonzero(length > 0.0)
     if live_push.size == 0:
         return _NONE
-    pick = live_push.take(_first_largest(vert.take(live_push), length.take(live_push)))
+    pick = live_push.take(_first_per_group(vert.take(live_push), -length.take(live_push)))
     moved = vert.take(pick)
     P[:, moved] += length.take(pick) * columns(normal, pick)
     return moved
