@@ -150,6 +150,16 @@ def edge_use(triangles: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]
     return edges, counts, inverse.reshape(-1)
 
 
+def incidence(elements: IndexArray, count: int) -> tuple[IndexArray, IndexArray]:
+    """Which elements (M, k) (triangles, edges) use each of ``count`` points: ``start``
+    (count + 1,) and ``members`` (k M,), point i's elements being
+    ``members[start[i]:start[i + 1]]``, in element order."""
+    flat = np.asarray(elements).reshape(-1)
+    order = np.argsort(flat, kind="stable")  # by point, then by element
+    start = np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=count))])
+    return start.astype(np.intp), (order // np.asarray(elements).shape[1]).astype(np.intp)
+
+
 def boundary_edges(triangles: IndexArray) -> IndexArray:
     """Edges used by one triangle, directed as in that triangle (a -> b), shape (K, 2)."""
     directed = triangles[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)

@@ -49,6 +49,7 @@ from ...cloth.attributes import contact_scales
 from ...cloth.hierarchy import HierarchyLevel
 from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
+from ...cloth.topology import incidence
 from ...colliders.base import Collider
 from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
@@ -213,10 +214,8 @@ class _DeviceModel:
         self.np_scalar = np_scalar
         self.inv_mass = arr(model.inv_mass.astype(np_scalar), s)
         tris = model.topology.triangles
-        flat = tris.reshape(-1)
-        order = np.argsort(flat, kind="stable")  # by particle, then by triangle index
-        self.tri_list = i32(order // 3)
-        self.tri_start = i32(np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=n))]))
+        tri_start, tri_list = incidence(tris, n)  # by particle, then by triangle index
+        self.tri_start, self.tri_list = i32(tri_start), i32(tri_list)
         self.tris = arr(tris.astype(np.int32), wp.vec3i)
         self.stretch = self._family(model.stretch, k, device)
         self.shear = self._family(model.shear, k, device)

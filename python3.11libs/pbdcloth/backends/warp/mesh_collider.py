@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ...cloth.topology import incidence
 from ...colliders.mesh import MeshCollider
 from ...colliders.mesh_edges import cloth_edges
 from .mesh_kernels import (
@@ -112,6 +113,38 @@ class _Grid:
         return [self.params, self.mask, self.start, self.entries, self.clo, self.big,
                 self.big_count]
 
+    def grow(self, need: int, device: Any) -> None:
+        """Room for twice the ``need`` entries an overflowing build counted."""
+        self.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=device)
+
+
+class _VerletList:
+    """Candidate lists of ``count`` queries (cloth vertices, triangles or edges) on the device:
+    ``slots`` candidates each, their counts, and the boxes of their last searches."""
+
+    def __init__(self, count: int, device: Any, vec3: Any) -> None:
+        self.count = max(count, 1)
+        self.slots = START_SLOTS
+        self.cand = wp.zeros(self.count * self.slots, dtype=wp.int32, device=device)
+        self.ncand = wp.zeros(self.count, dtype=wp.int32, device=device)
+        self.ref_lo = wp.zeros(self.count, dtype=vec3, device=device)
+        self.ref_hi = wp.zeros(self.count, dtype=vec3, device=device)
+
+    def grow(self, need: int, device: Any) -> None:
+        """More slots than the ``need`` candidates an overflowing query counted."""
+        self.slots = max(2 * self.slots, need + 4)
+        self.cand = wp.zeros(self.count * self.slots, dtype=wp.int32, device=device)
+
+    def search_args(self, grid: _Grid) -> list[Any]:
+        """A candidates kernel's arguments after ``fresh, margin``: the remembered boxes, the
+        grid searched, the lists."""
+        return [self.ref_lo, self.ref_hi, *grid.query_args(), grid.lo, grid.hi, self.slots,
+                self.cand, self.ncand]
+
+    def lists(self) -> list[Any]:
+        """``slots, cand, ncand``: the arguments of a kernel that reads the lists."""
+        return [self.slots, self.cand, self.ncand]
+
 
 class DeviceMeshCollider:
     """One MeshCollider's arrays on the device and the launches of its contacts.
@@ -146,23 +179,16 @@ class DeviceMeshCollider:
         self.n1 = wp.zeros(t, dtype=v3, device=device)
         self.tri_grid = _Grid(t, START_ENTRIES * t + START_EXTRA, device, v3, mk.scalar)
         self.vert_grid = _Grid(v, START_ENTRIES * v + START_EXTRA, device, v3, mk.scalar)
-        self.slots = START_SLOTS
-        self.cand = wp.zeros(particles * self.slots, dtype=wp.int32, device=device)
-        self.ncand = wp.zeros(particles, dtype=wp.int32, device=device)
-        self.ref_lo = wp.zeros(particles, dtype=v3, device=device)
-        self.ref_hi = wp.zeros(particles, dtype=v3, device=device)
         n_cloth_tris = cloth.tris.shape[0]
         self.cloth_triangles = n_cloth_tris
-        self.tri_slots = START_SLOTS
-        self.tri_cand = wp.zeros(n_cloth_tris * self.tri_slots, dtype=wp.int32, device=device)
-        self.tri_ncand = wp.zeros(n_cloth_tris, dtype=wp.int32, device=device)
-        self.tri_ref_lo = wp.zeros(n_cloth_tris, dtype=v3, device=device)
-        self.tri_ref_hi = wp.zeros(n_cloth_tris, dtype=v3, device=device)
+        self.vertex_lists = _VerletList(particles, device, v3)
+        """Each cloth vertex's candidate collider triangles."""
+        self.triangle_lists = _VerletList(n_cloth_tris, device, v3)
+        """Each cloth triangle's candidate collider vertices."""
         self.trapped = wp.full(particles, -1, dtype=wp.int32, device=device)
         self.moved = wp.zeros(particles, dtype=wp.int32, device=device)
         self.push_len = wp.zeros(3 * n_cloth_tris, dtype=mk.scalar, device=device)
         self.push_dir = wp.zeros(3 * n_cloth_tris, dtype=v3, device=device)
-        self.push_from = wp.zeros(3 * n_cloth_tris, dtype=wp.int32, device=device)
         self.over = wp.zeros(2 * OVER_SIZE, dtype=wp.int32, device=device)
         # Sharp collider edges against the cloth's edges.
         sharp = collider.sharp_edges.astype(np.int32)
@@ -175,19 +201,14 @@ class DeviceMeshCollider:
         self.cloth_edge_count = edges.shape[1]
         self.cloth_edges: Any = wp.array(np.ascontiguousarray(edges.T, dtype=np.int32),
                                          dtype=wp.vec2i, device=device)
-        flat = edges.T.reshape(-1)
-        order = np.argsort(flat, kind="stable")  # by particle, then by edge index
-        self.edge_list: Any = wp.array((order // 2).astype(np.int32), dtype=wp.int32,
+        edge_start, edge_list = incidence(edges.T, particles)  # by particle, then by edge
+        self.edge_start: Any = wp.array(edge_start.astype(np.int32), dtype=wp.int32,
+                                        device=device)
+        self.edge_list: Any = wp.array(edge_list.astype(np.int32), dtype=wp.int32,
                                        device=device)
-        self.edge_start: Any = wp.array(np.concatenate(
-            [[0], np.cumsum(np.bincount(flat, minlength=particles))]).astype(np.int32),
-            dtype=wp.int32, device=device)
-        self.edge_slots = START_SLOTS
+        self.edge_lists = _VerletList(self.cloth_edge_count, device, v3)
+        """Each cloth edge's candidate sharp edges."""
         e = max(self.cloth_edge_count, 1)
-        self.edge_cand = wp.zeros(e * self.edge_slots, dtype=wp.int32, device=device)
-        self.edge_ncand = wp.zeros(e, dtype=wp.int32, device=device)
-        self.edge_ref_lo = wp.zeros(e, dtype=v3, device=device)
-        self.edge_ref_hi = wp.zeros(e, dtype=v3, device=device)
         self.edge_push_len = wp.zeros(2 * e, dtype=mk.scalar, device=device)
         self.edge_push_dir = wp.zeros(2 * e, dtype=v3, device=device)
         self.orientation: Any = None
@@ -247,28 +268,12 @@ class DeviceMeshCollider:
         if not over[:OVER_SIZE].any():
             return False
         dev = self.device
-        if over[OVER_TRIANGLES]:
-            need = int(over[OVER_SIZE + OVER_TRIANGLES])
-            self.tri_grid.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=dev)
-        if over[OVER_VERTICES]:
-            need = int(over[OVER_SIZE + OVER_VERTICES])
-            self.vert_grid.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=dev)
-        if over[OVER_CANDIDATES]:
-            self.slots = max(2 * self.slots, int(over[OVER_SIZE + OVER_CANDIDATES]) + 4)
-            self.cand = wp.zeros(self.particles * self.slots, dtype=wp.int32, device=dev)
-        if over[OVER_EDGES]:
-            need = int(over[OVER_SIZE + OVER_EDGES])
-            self.edge_grid.entries = wp.zeros(2 * need + START_EXTRA, dtype=wp.int32, device=dev)
-        if over[OVER_EDGE_CANDIDATES]:
-            self.edge_slots = max(2 * self.edge_slots,
-                                  int(over[OVER_SIZE + OVER_EDGE_CANDIDATES]) + 4)
-            self.edge_cand = wp.zeros(max(self.cloth_edge_count, 1) * self.edge_slots,
-                                      dtype=wp.int32, device=dev)
-        if over[OVER_TRIANGLE_CANDIDATES]:
-            self.tri_slots = max(2 * self.tri_slots,
-                                 int(over[OVER_SIZE + OVER_TRIANGLE_CANDIDATES]) + 4)
-            self.tri_cand = wp.zeros(self.cloth_triangles * self.tri_slots, dtype=wp.int32,
-                                     device=dev)
+        for slot, grown in ((OVER_TRIANGLES, self.tri_grid), (OVER_VERTICES, self.vert_grid),
+                            (OVER_EDGES, self.edge_grid), (OVER_CANDIDATES, self.vertex_lists),
+                            (OVER_TRIANGLE_CANDIDATES, self.triangle_lists),
+                            (OVER_EDGE_CANDIDATES, self.edge_lists)):
+            if over[slot]:
+                grown.grow(int(over[OVER_SIZE + slot]), dev)
         self.over.zero_()
         return True
 
@@ -307,45 +312,37 @@ class DeviceMeshCollider:
         n = self.particles
         margin = scalar(MARGIN * self.band)
         fresh = int(iteration == 0)
-        lists = [self.ref_lo, self.ref_hi, *tg.query_args(), tg.lo, tg.hi, self.slots,
-                 self.cand, self.ncand, self.over]
-        launch(mk.candidates, n, [p, x, inv_mass, fresh, margin, *lists])
+        vl, tl, el = self.vertex_lists, self.triangle_lists, self.edge_lists
+        search = [*vl.search_args(tg), self.over]
+        launch(mk.candidates, n, [p, x, inv_mass, fresh, margin, *search])
         if iteration == 0:
             launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
-                                        self.orientation, step, self.slots, self.cand,
-                                        self.ncand, self.trapped])
+                                        self.orientation, step, *vl.lists(), self.trapped])
         launch(mk.cloth_vertices, n,
                [p, x, inv_mass, t_scale, f_scale, self.v0, self.v1, self.tris, self.n0,
-                self.n1, self.orientation, step, self.slots, self.cand, self.ncand,
-                self.trapped, self.moved, thickness, mu_s, mu_k, h, flag, normal, surface])
+                self.n1, self.orientation, step, *vl.lists(), self.trapped, self.moved,
+                thickness, mu_s, mu_k, h, flag, normal, surface])
         cl = self.cloth
         launch(mk.triangle_candidates, self.cloth_triangles,
-               [p, x, cl.tris, fresh, margin, self.tri_ref_lo, self.tri_ref_hi,
-                *vg.query_args(), vg.lo, vg.hi, self.tri_slots, self.tri_cand, self.tri_ncand,
-                self.over])
+               [p, x, cl.tris, fresh, margin, *tl.search_args(vg), self.over])
         launch(mk.collider_vertices, self.cloth_triangles,
-               [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, self.tri_slots,
-                self.tri_cand, self.tri_ncand, thickness, self.push_len, self.push_dir,
-                self.push_from])
+               [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *tl.lists(), thickness,
+                self.push_len, self.push_dir])
         launch(mk.apply_pushes, n, [p, cl.tris, cl.tri_start, cl.tri_list, self.push_len,
                                     self.push_dir, self.moved])
         if self.sharp_count and self.cloth_edge_count:
             eg = self.edge_grid
             launch(mk.edge_candidates, self.cloth_edge_count,
-                   [p, x, self.cloth_edges, fresh, margin, self.edge_ref_lo, self.edge_ref_hi,
-                    *eg.query_args(), eg.lo, eg.hi, self.edge_slots, self.edge_cand,
-                    self.edge_ncand, self.over])
+                   [p, x, self.cloth_edges, fresh, margin, *el.search_args(eg), self.over])
             launch(mk.collider_edges, self.cloth_edge_count,
                    [p, x, inv_mass, t_scale, self.cloth_edges, self.sharp, self.v0, self.v1,
-                    self.edge_slots, self.edge_cand, self.edge_ncand, thickness,
-                    self.edge_push_len, self.edge_push_dir])
+                    *el.lists(), thickness, self.edge_push_len, self.edge_push_dir])
             launch(mk.apply_edge_pushes, n, [p, self.cloth_edges, self.edge_start,
                                              self.edge_list, self.edge_push_len,
                                              self.edge_push_dir, self.moved])
-        launch(mk.candidates, n, [p, x, inv_mass, 0, margin, *lists])
+        launch(mk.candidates, n, [p, x, inv_mass, 0, margin, *search])
         launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris, self.n0,
-                               self.n1, self.slots, self.cand, self.ncand, self.trapped,
-                               self.moved, thickness])
+                               self.n1, *vl.lists(), self.trapped, self.moved, thickness])
         return out
 
 

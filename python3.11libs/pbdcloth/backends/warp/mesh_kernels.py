@@ -774,8 +774,7 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                           v1: wp.array(dtype=vec3), slots: int,
                           cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32),
                           thickness: scalar,
-                          push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3),
-                          push_from: wp.array(dtype=wp.int32)):
+                          push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3)):
         """A cloth triangle against its candidate collider vertices: a
         vertex that crosses it, or ends within its thickness above or below it, pushes its
         corners away along its normal, each by its barycentric weight and inverse mass.
@@ -870,9 +869,6 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         push_dir[3 * f] = dir0
         push_dir[3 * f + 1] = dir1
         push_dir[3 * f + 2] = dir2
-        push_from[3 * f] = from0
-        push_from[3 * f + 1] = from1
-        push_from[3 * f + 2] = from2
 
     @wp.kernel(module=module)
     def apply_pushes(p: wp.array(dtype=vec3), cloth_tris: wp.array(dtype=wp.vec3i),
