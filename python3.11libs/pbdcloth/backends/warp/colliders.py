@@ -37,6 +37,8 @@ SHAPE_SDF_SEQUENCE = 5
 _SHAPE_KIND = {Plane: SHAPE_PLANE, Sphere: SHAPE_SPHERE, Capsule: SHAPE_CAPSULE,
                SdfCollider: SHAPE_SDF, MeshCollider: SHAPE_MESH,
                SdfSequence: SHAPE_SDF_SEQUENCE}
+#: Kinds with launches of their own (not in the analytic shapes' table): their segment names.
+_OWN_LAUNCH = {SHAPE_SDF: "sdf", SHAPE_MESH: "mesh", SHAPE_SDF_SEQUENCE: "sequence"}
 
 
 class WarpUnsupportedError(NotImplementedError):
@@ -96,23 +98,16 @@ class DeviceColliders:
         self.substeps = substeps
         self.np_scalar = np.float32 if k.scalar is wp.float32 else np.float64
         kinds = [kind for kind, _ in key]
-        own_launch = (SHAPE_SDF, SHAPE_MESH, SHAPE_SDF_SEQUENCE)
-        shapes = [kind for kind in kinds if kind not in own_launch]
+        shapes = [kind for kind in kinds if kind not in _OWN_LAUNCH]
         self.count = len(kinds)
         self.segments: list[tuple[str, int, int]] = []
-        n_shape = n_sdf = n_mesh = n_seq = 0
+        n_shape = 0
+        n_own = dict.fromkeys(_OWN_LAUNCH.values(), 0)
         for kind in kinds:
-            if kind == SHAPE_SDF_SEQUENCE:
-                self.segments.append(("sequence", n_seq, 0))
-                n_seq += 1
-                continue
-            if kind == SHAPE_SDF:
-                self.segments.append(("sdf", n_sdf, 0))
-                n_sdf += 1
-                continue
-            if kind == SHAPE_MESH:
-                self.segments.append(("mesh", n_mesh, 0))
-                n_mesh += 1
+            own = _OWN_LAUNCH.get(kind)
+            if own is not None:  # (segment name, its index among colliders of its kind)
+                self.segments.append((own, n_own[own], 0))
+                n_own[own] += 1
                 continue
             if self.segments and self.segments[-1][0] == "shapes":
                 self.segments[-1] = ("shapes", self.segments[-1][1], n_shape + 1)
