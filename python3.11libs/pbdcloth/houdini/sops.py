@@ -602,29 +602,27 @@ class CollisionInput:
                     self.deformed = True
         return _digest(*parts)
 
+    def _geometry_at(self, frame: int) -> "hou.Geometry":
+        """Input 1 at ``frame``, with the start frame's primitive count (else a
+        :class:`~pbdcloth.houdini.geometry.GeometryError` naming the frame)."""
+        geo = _input_at(self.node, 1, frame)
+        if geo is None or geo.primCount() != self.prim_count:
+            raise hgeo.GeometryError(f"input 1 changed its primitives at frame {frame}")
+        return geo
+
     def _polygon_sequence(self, previous: "Collider", frame: int) -> "Collider":
         """Closed polygons whose points moved: from here on an
         :class:`~pbdcloth.colliders.sdf_sequence.SdfSequence` of their level set made by
         *VDB from Polygons* at every frame (blended across the substeps), starting from
         ``previous`` (their start-frame shape, which they kept until the frame before
         ``frame``)."""
-        from .vdb import VdbError, polygons_to_vdb, read_vdb, sdf_collider
+        from .vdb import VdbError, polygon_level_sets, read_vdb, sdf_collider
 
         def level_set(f: int) -> Any:
             if f == frame - 1:
                 return previous
-            geo = _input_at(self.node, 1, f)
-            if geo is None or geo.primCount() != self.prim_count:
-                raise hgeo.GeometryError(f"input 1 changed its primitives at frame {f}")
-            import hou
-
-            polys = hou.Geometry(geo)
-            drop = [p for p in polys.prims() if not isinstance(p, hou.Polygon)]
-            if drop:
-                polys.deletePrims(drop)
-            made = [p for p in polygons_to_vdb(polys, self.polygon_voxel,
-                                               self.polygon_band).prims()
-                    if isinstance(p, hou.VDB)]
+            made = polygon_level_sets(self._geometry_at(f), self.polygon_voxel,
+                                      self.polygon_band)
             if len(made) != 1:
                 raise VdbError(f"VDB from Polygons made {len(made)} level sets from the "
                                f"collision polygons at frame {f}, 1 at the start frame")
@@ -648,10 +646,7 @@ class CollisionInput:
                 return previous
             block = read.pop(f, None)
             if block is None:
-                geo = _input_at(self.node, 1, f)
-                if geo is None or geo.primCount() != self.prim_count:
-                    raise hgeo.GeometryError(f"input 1 changed its primitives at frame {f}")
-                prim = geo.prim(number)
+                prim = self._geometry_at(f).prim(number)
                 import hou
 
                 if not isinstance(prim, hou.VDB):

@@ -218,6 +218,20 @@ def polygons_to_vdb(geo: "hou.Geometry", voxel_size: float, band_voxels: int) ->
     return out
 
 
+def polygon_level_sets(geo: "hou.Geometry", voxel_size: float, band_voxels: int
+                       ) -> list["hou.VDB"]:
+    """The level sets *VDB from Polygons* makes of the polygons of ``geo`` (its other
+    primitives left out)."""
+    import hou
+
+    polys = hou.Geometry(geo)
+    drop: Sequence[hou.Prim] = [p for p in polys.prims() if not isinstance(p, hou.Polygon)]
+    if drop:
+        polys.deletePrims(drop)
+    return [p for p in polygons_to_vdb(polys, voxel_size, band_voxels).prims()
+            if isinstance(p, hou.VDB)]
+
+
 def index_frame(prim: "hou.VDB") -> tuple[F64, F64]:
     """Where a VDB's voxel lattice sits: (world position of index (0, 0, 0), 3x3 map).
 
@@ -284,12 +298,7 @@ def colliders_from_geometry(geo: "hou.Geometry", voxel_size: float,
         )
     dense = [read_vdb(v) for v in vdbs]
     if polygon_prims and convert_polygons:
-        polys = hou.Geometry(geo)
-        drop: Sequence[hou.Prim] = [p for p in polys.prims() if not isinstance(p, hou.Polygon)]
-        if drop:
-            polys.deletePrims(drop)
-        converted = polygons_to_vdb(polys, voxel_size, band_voxels)
-        made = [p for p in converted.prims() if isinstance(p, hou.VDB)]
+        made = polygon_level_sets(geo, voxel_size, band_voxels)
         if not made:
             raise VdbError("VDB from Polygons made no level set from the collider polygons; "
                            "are they closed and larger than the voxel size?")
