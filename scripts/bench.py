@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np  # noqa: E402
 from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
 from pbdcloth.backends.reference import ReferenceBackend  # noqa: E402
 from pbdcloth.scenes.cloth import grid  # noqa: E402
+from round_robin import median_ms_per_substep  # noqa: E402
 
 SUBSTEPS = 10
 
@@ -40,16 +40,9 @@ def _solver(n: int, model: str, substeps: int) -> ClothSolver:
 def time_backends(n: int, models: list[str], repeats: int) -> dict[str, float]:
     """Median ms per substep of each model, timed round-robin (one frame each in turn) so that
     machine load affects every row alike."""
-    solvers = {m: _solver(n, m, SUBSTEPS) for m in models}
-    for solver in solvers.values():
-        solver.step(1 / 24)  # warm-up (first-touch of the work buffers)
-    times: dict[str, list[float]] = {m: [] for m in models}
-    for _ in range(repeats):
-        for m, solver in solvers.items():
-            start = time.perf_counter()
-            solver.step(1 / 24)
-            times[m].append((time.perf_counter() - start) * 1000 / SUBSTEPS)
-    return {m: statistics.median(t) for m, t in times.items()}
+    # One warm-up frame each: first-touch of the work buffers.
+    return median_ms_per_substep({m: _solver(n, m, SUBSTEPS) for m in models}, repeats,
+                                 SUBSTEPS)
 
 
 def time_reference(n: int, model: str) -> float:

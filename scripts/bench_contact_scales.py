@@ -22,12 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from round_robin import median_ms_per_substep, rows_of_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSTEPS, N, DRAPE = 10, 60, 12
@@ -58,17 +57,9 @@ def _solver(backend: str, variant: str) -> Any:
 
 def time_rows(rows: list[tuple[str, str]], repeats: int) -> dict[str, float]:
     """Median ms per substep of each (backend, variant), timed round-robin."""
-    solvers = {row: _solver(*row) for row in rows}
-    for solver in solvers.values():
-        for _ in range(DRAPE):
-            solver.step(1 / 24)
-    times: dict[tuple[str, str], list[float]] = {row: [] for row in rows}
-    for _ in range(repeats):
-        for row, solver in solvers.items():
-            start = time.perf_counter()
-            solver.step(1 / 24)
-            times[row].append((time.perf_counter() - start) * 1000 / SUBSTEPS)
-    return {"/".join(row): statistics.median(t) for row, t in times.items()}
+    times = median_ms_per_substep({row: _solver(*row) for row in rows}, repeats, SUBSTEPS,
+                                  warmup=DRAPE)
+    return {"/".join(row): ms for row, ms in times.items()}
 
 
 def main() -> int:
@@ -85,11 +76,7 @@ def main() -> int:
         return 0
     before: dict[str, float] = {}
     if args.tree:
-        env = {**os.environ, "PYTHONPATH": str(Path(args.tree) / "python3.11libs")}
-        out = subprocess.run([sys.executable, __file__, "--plain-only", "--repeats",
-                              str(args.repeats)], env=env, capture_output=True, text=True,
-                             check=True)
-        before = json.loads(out.stdout.strip().splitlines()[-1])
+        before = rows_of_tree(__file__, args.tree, args.repeats)
     print(f"{N} x {N} sheet on a sphere and a plane, {SUBSTEPS} substeps x 4 iterations: "
           f"ms per substep (median of {args.repeats} frames)")
     head = f"{'backend':8}" + "".join(f" {v:>8}" for v in VARIANTS)
