@@ -12,9 +12,10 @@ Two pinned cases at about 10k particles, stepped with each candidate for ``--fra
 
 Columns: the largest edge strain over every frame and at the last frame, the catenary's largest
 distance from the closed form as a fraction of the span (last frame), and the cost per frame
-relative to today's default (PBD, 10 substeps x 1 iteration), all from the same run.
+relative to the old default (PBD, 10 substeps x 1 iteration, no hierarchy, no strain limit),
+all from the same run.
 
-    python scripts/fabric_candidates.py [--frames 48] [--quick]
+    python scripts/fabric_candidates.py [--frames 48] [--quick] [--backend numpy|warp]
 """
 
 from __future__ import annotations
@@ -31,18 +32,29 @@ import numpy as np  # noqa: E402
 from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
 from pbdcloth.cloth.mesh import grid  # noqa: E402
 
+OFF = {"strain_limit": 0.0}
 CANDIDATES: dict[str, dict[str, Any]] = {
-    "before: pbd 10 x 1, no hierarchy": {"hierarchy": False},
-    "pbd 10 x 1 + tethers": {"hierarchy": False, "tethers": True},
-    "pbd 20 x 1 + tethers": {"hierarchy": False, "tethers": True, "substeps": 20},
-    "pbd 10 x 2 + tethers": {"hierarchy": False, "tethers": True, "iterations": 2},
+    "before: pbd 10 x 1, no hierarchy": {"hierarchy": False, **OFF},
+    "pbd 10 x 1 + tethers": {"hierarchy": False, "tethers": True, **OFF},
+    "pbd 20 x 1 + tethers": {"hierarchy": False, "tethers": True, "substeps": 20, **OFF},
+    "pbd 10 x 2 + tethers": {"hierarchy": False, "tethers": True, "iterations": 2, **OFF},
     "xpbd 1e-8 20 x 1 + tethers": {"hierarchy": False, "model": "xpbd",
-                                   "stretch_compliance": 1e-8, "tethers": True, "substeps": 20},
-    "pbd 40 x 1 + tethers (4x cost)": {"hierarchy": False, "tethers": True, "substeps": 40},
-    "hierarchy + tethers, pbd 10 x 1": {"hierarchy": True, "tethers": True},
-    "hierarchy, pbd 10 x 1 (default)": {"hierarchy": True},
-    "hierarchy, pbd 20 x 1": {"hierarchy": True, "substeps": 20},
-    "hierarchy, pbd 10 x 2": {"hierarchy": True, "iterations": 2},
+                                   "stretch_compliance": 1e-8, "tethers": True, "substeps": 20,
+                                   **OFF},
+    "pbd 40 x 1 + tethers (4x cost)": {"hierarchy": False, "tethers": True, "substeps": 40,
+                                       **OFF},
+    "hierarchy + tethers, pbd 10 x 1": {"hierarchy": True, "tethers": True, **OFF},
+    "hierarchy, pbd 10 x 1": {"hierarchy": True, **OFF},
+    "hierarchy, pbd 20 x 1": {"hierarchy": True, "substeps": 20, **OFF},
+    "hierarchy, pbd 10 x 2": {"hierarchy": True, "iterations": 2, **OFF},
+    "plain + limit 1 % x 2, pbd 10 x 1": {"hierarchy": False},
+    "hierarchy + limit 1 % x 1, pbd 10 x 1": {"strain_limit_passes": 1},
+    "hierarchy + limit 1 % x 2, pbd 10 x 1 (default)": {},
+    "hierarchy + limit 1 % x 4, pbd 10 x 1": {"strain_limit_passes": 4},
+    "hierarchy + limit 1 % x 8, pbd 10 x 1": {"strain_limit_passes": 8},
+    "hierarchy + limit 0.5 % x 4, pbd 10 x 1": {"strain_limit": 0.005,
+                                                "strain_limit_passes": 4},
+    "hierarchy + limit 1 % x 2, pbd 20 x 1": {"substeps": 20},
 }
 
 
@@ -124,19 +136,21 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="30 x 30 sheet, 100 x 2 strip")
     ap.add_argument("--only", default="", help="only the candidates whose name contains this "
                     "(and the first, the baseline)")
+    ap.add_argument("--backend", default="numpy", choices=("numpy", "warp"))
     args = ap.parse_args()
+    device = {"device": "cpu"} if args.backend == "warp" else {}
     n, nx = (30, 100) if args.quick else (100, 5000)
     length, span = 2.0, 1.5
-    print(f"sheet {n} x {n}, catenary strip {nx} x 2, {args.frames} frames")
+    print(f"sheet {n} x {n}, catenary strip {nx} x 2, {args.frames} frames, {args.backend}")
     print("| candidate | sheet max strain | sheet last | catenary max strain | catenary last | "
-          "catenary vs closed form / span | cost vs today |")
+          "catenary vs closed form / span | cost vs before |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    sheet(8, ClothSettings()).step(1 / 24)  # warm-up
+    sheet(8, ClothSettings(backend=args.backend, **device)).step(1 / 24)  # warm-up
     base = None
     for k, (name, changes) in enumerate(CANDIDATES.items()):
         if args.only and args.only not in name and k:
             continue
-        s = ClothSettings(damping=0.5, **changes)
+        s = ClothSettings(damping=0.5, backend=args.backend, **device, **changes)
         sol_s, worst_s, t_s = run(lambda s=s: sheet(n, s), args.frames)
         sol_c, worst_c, t_c = run(lambda s=s: strip(nx, s, length, span), args.frames)
         cost = t_s + t_c

@@ -29,6 +29,7 @@ TIERS = {
     "xpbd": "physics",
     "fabric": "physics",
     "hierarchy": "physics",
+    "strain_limit": "physics",
     "validation": "physics",
     "sdf": "physics",
     "meshcollider": "physics",

@@ -62,7 +62,10 @@ def test_each_half_settles_at_its_own_thickness(backend: BackendCase, surface: s
         collider = _floor_level_set()
     else:
         collider = Sphere([0.0, -0.3, 0.0], 0.3)
-    settings = backend.cloth_settings(thickness=T, substeps=8, iterations=10, friction=0.5)
+    # Strain limit off: its sweeps shorten the chords over the sphere every iteration and leave
+    # the points beside the top a few 1e-11 m off their shell, above this test's 1e-12.
+    settings = backend.cloth_settings(thickness=T, substeps=8, iterations=10, friction=0.5,
+                                      strain_limit=0.0)
     solver = ClothSolver(pos, tris, settings=settings, colliders=[collider],
                          point_attributes={"thickness_scale": scale})
     for _ in range(24):

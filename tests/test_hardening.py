@@ -89,7 +89,7 @@ def test_item_3_integer_settings_nan_inf_huge(value: object) -> None:
 
 def test_item_3_huge_floats_name_the_setting() -> None:
     decls = [d for d in ClothSettings.declarations() if d.kind in ("float", "vec3")]
-    assert len(decls) == 23  # every float and vector setting is checked
+    assert len(decls) == 24  # every float and vector setting is checked
     for d in decls:
         with pytest.raises(SettingsError, match=f"setting '{d.name}'"):
             ClothSettings(**{d.name: 10**400 if d.kind == "float" else (0, 10**400, 0)})

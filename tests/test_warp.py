@@ -134,8 +134,8 @@ def test_warp_float32_agrees_with_numpy_after_48_frames(
 ) -> None:
     reference = _numpy_run(name, make, 48)
     run = simulate(make(), 48, "warp")
-    # The cloth really moved (5 cm sag, 1.1 m drape: far beyond the bound) ...
-    assert max_diff(reference.final, reference.initial) > 0.03
+    # The cloth really moved (2.9 cm sag, 1.1 m drape: far beyond the bound) ...
+    assert max_diff(reference.final, reference.initial) > 0.02
     # ... and every particle agrees within the float32 bound.
     assert max_diff(run.final, reference.final) < bound
     # Velocities (p - x) / h carry position rounding divided by h: measured 7.6e-5 and 4e-4 m/s.

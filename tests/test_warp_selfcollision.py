@@ -278,7 +278,7 @@ def _fold_positions(frames: int, resolution: int = 32) -> tuple[Any, list[np.nda
     scene = fold_scene(resolution=resolution, frames=frames)
     scene.settings = scene.settings.replace(
         backend="warp", device="cpu", substeps=30, iterations=2, self_collision=True,
-        self_thickness=0.01, self_clamp=0.5, tethers=False)
+        self_thickness=0.01, self_clamp=0.5, tethers=False, strain_limit=0.0)
     solver = scene.make_solver()
     out = []
     for _ in range(frames):

@@ -11,7 +11,7 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    hierarchical pass (:mod:`pbdcloth.constraints.hierarchy`) when on (with self-collision on:
    the velocity clamp before, the broad phase after, and no hierarchical pass).
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
-   stitches (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
+   the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), stitches (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then self-collision
    when on (selfcollision/stage.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
@@ -47,6 +47,7 @@ from ..constraints.stitch import (
     project_triangle_stitches,
     triangle_stitch_colors,
 )
+from ..constraints.strain_limit import project_strain_limit
 from ..constraints.tether import project_tethers
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -209,7 +210,7 @@ class NumpyBackend:
     def _project(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float, a1: float,
                  selfcol: SelfCollision | None, stats: FrameStats) -> None:
         """One iteration over every constraint family, in place on P: stretch, shear, bend,
-        tethers, colliders, self-collision."""
+        the strain limit, stitches, tethers, soft pins, colliders, self-collision."""
         settings = control.settings
         if consts.xpbd:
             for colors, lam, alpha, gamma, inv in zip(
@@ -223,6 +224,8 @@ class NumpyBackend:
             project_distance_pbd(P, self._stretch, consts.k[0], self._distance_work)
             project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
+        project_strain_limit(P, self._stretch, settings.effective_strain_limit,
+                             settings.strain_limit_passes, self._distance_work)
         if self._stitch:
             project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h,
                              self._stitch_lam[0], 1.0 / (consts.h * consts.h))

@@ -7,7 +7,8 @@ vectorized solve; the tests check that to 1e-12. It is far too slow for real use
 
 The formulas are written out here independently of :mod:`pbdcloth.constraints`, from the papers
 (Müller 2006 eq. 10-11 for distances; the dihedral angle and its gradient after Bridson 2003;
-Macklin 2016 eq. 18 for XPBD; Müller 2008 for the hierarchical pass). Per-constraint stiffness scales s (PBD: min(1, s k'); XPBD:
+Macklin 2016 eq. 18 for XPBD; Müller 2008 for the hierarchical pass; Provot 1995 for the strain
+limit). Per-constraint stiffness scales s (PBD: min(1, s k'); XPBD:
 compliance alpha / s), stitches (closing at the model's stitch speed) and soft pins
 (x += k' (t - x)) follow :mod:`pbdcloth.cloth.attributes`, :mod:`pbdcloth.constraints.stitch`
 and :mod:`pbdcloth.constraints.softpin`'s definitions, one constraint at a time.
@@ -103,6 +104,25 @@ class ReferenceBackend:
                 for parent, weight in zip(level.parents[row], level.weights[row]):
                     moved += weight * (P[parent] - start[parent])
                 P[f] = moved
+
+    def _strain_limit(self, P: F, limit: float, passes: int) -> None:
+        """Provot 1995: ``passes`` sweeps over the mesh edges in colored order; an edge
+        longer than (1 + limit) d0 is shortened to it, its ends moving by w_i / (w_i + w_j)
+        and w_j / (w_i + w_j). ``limit`` 0: nothing."""
+        if limit <= 0.0:
+            return
+        fam = self.model.stretch
+        for _ in range(passes):
+            for c in range(fam.count):
+                i, j = int(fam.i[c]), int(fam.j[c])
+                d = P[i] - P[j]
+                length = math.sqrt(float(d @ d))
+                over = max(length - (1.0 + limit) * float(fam.rest[c]), 0.0)
+                if over == 0.0 or length < 1e-12:
+                    continue
+                step = d * (over / length)
+                P[i] = P[i] - fam.wi_frac[c] * step
+                P[j] = P[j] + fam.wj_frac[c] * step
 
     def _frame(
         self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
@@ -204,6 +224,8 @@ class ReferenceBackend:
                         step = -min(1.0, kb * sc) * cval / denom
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * step * gk
+                self._strain_limit(P, settings.effective_strain_limit,
+                                   settings.strain_limit_passes)
                 st = model.stitches
                 for c in range(st.count):
                     i, j = int(st.i[c]), int(st.j[c])

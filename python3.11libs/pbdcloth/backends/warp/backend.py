@@ -6,7 +6,7 @@ substep); the kernels in :mod:`.kernels` are the per-constraint form of the same
 Each color of each family is one launch; nothing is reduced in parallel, so a run is
 deterministic on the CPU and on a GPU.
 
-A whole frame (``substeps`` x [predict, ``iterations`` x (stretch, shear, bend, tethers,
+A whole frame (``substeps`` x [predict, ``iterations`` x (stretch, shear, bend, strain limit, tethers,
 colliders, self-collision), update], :meth:`WarpBackend._issue_frame`) is recorded once and
 replayed each frame: as a Warp graph (a CUDA graph on GPUs, Warp's
 CPU graph replay on the CPU) or, where Warp cannot capture on that device, as a list of recorded
@@ -564,7 +564,7 @@ class WarpBackend:
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
         """Issue every launch of one frame, in the numpy backend's order: per substep predict
         (with the hierarchical pass); ``iterations`` times project stretch, shear, bend,
-        stitches, tethers, soft pins, colliders, self-collision; update."""
+        the strain limit, stitches, tethers, soft pins, colliders, self-collision; update."""
         c = self._substep(settings, dt)
         for step in range(settings.substeps):
             self._predict(launch, c, step)
@@ -573,6 +573,7 @@ class WarpBackend:
                 self._project_distance(launch, c, "stretch", fresh)
                 self._project_distance(launch, c, "shear", fresh)
                 self._project_bend(launch, c, fresh)
+                self._project_strain_limit(launch, c)
                 self._project_stitches(launch, c, fresh)
                 self._project_tethers(launch, c)
                 self._project_soft_pins(launch, c, step)
@@ -725,6 +726,18 @@ class WarpBackend:
             return
         for off, cnt in m.bend_colors.spans:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
+
+    def _project_strain_limit(self, launch: _Recorder, c: _Substep) -> None:
+        """The strain limit's sweeps over the stretch colors (unilateral distances at
+        (1 + limit) d0; mirrors :func:`pbdcloth.constraints.strain_limit.project_strain_limit`)."""
+        limit = c.settings.effective_strain_limit
+        if limit <= 0.0:
+            return
+        k, fam = self.k, self.m.stretch
+        slack = k.scalar(1.0 + limit)
+        for _ in range(c.settings.strain_limit_passes):
+            for off, cnt in fam.colors.spans:
+                launch(k.distance_unilateral, cnt, [self._p, fam.pbd, off, slack])
 
     def _project_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
         """The stitch colors in order, closing by at most the model's stitch speed x h (the
