@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Cost of the hierarchical solve: ms per frame of a 100 x 100 sheet hanging from two corners,
-PBD 10 substeps x 1 iteration, with and without the hierarchy, numpy and Warp CPU side by side
-(median of ``--frames`` frames after two warm-up frames, in one run).
+"""Cost of the fabric solve: ms per frame of a 100 x 100 sheet hanging from two corners, PBD
+10 substeps x 1 iteration, plain, with the hierarchy, and with the hierarchy and the strain
+limit at 1, 2, 4 and 8 passes, numpy and Warp CPU side by side (median of ``--frames`` frames
+after two warm-up frames, every solver of a backend stepped round-robin in one run so that
+machine load falls on every row alike).
 
     python scripts/bench_hierarchy.py [--n 100] [--frames 9]
 """
@@ -10,30 +12,32 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
 from pbdcloth.cloth.mesh import grid  # noqa: E402
+from round_robin import median_ms_per_substep  # noqa: E402
+
+OFF = {"strain_limit": 0.0}
+ROWS: dict[str, dict[str, object]] = {
+    "plain 10 x 1 (the old default)": {"hierarchy": False, **OFF},
+    "hierarchy 10 x 1": {**OFF},
+    "hierarchy 20 x 1": {"substeps": 20, **OFF},
+    "hierarchy + limit 1 % x 1": {"strain_limit_passes": 1},
+    "hierarchy + limit 1 % x 2 (the default)": {},
+    "hierarchy + limit 1 % x 4": {"strain_limit_passes": 4},
+    "hierarchy + limit 1 % x 8": {"strain_limit_passes": 8},
+}
 
 
-def frame_ms(n: int, frames: int, **settings: object) -> tuple[float, float]:
-    """(median ms per frame, largest strain at the end)."""
+def sheet(n: int, **settings: object) -> ClothSolver:
     pos, tris = grid(n, n, 1.0, 1.0, plane="xy")
-    solver = ClothSolver(pos, tris, pinned=[0, n - 1],
-                         settings=ClothSettings(damping=0.5, **settings))  # type: ignore[arg-type]
-    for _ in range(2):
-        solver.step(1 / 24)
-    times = []
-    for _ in range(frames):
-        start = time.perf_counter()
-        solver.step(1 / 24)
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times), solver.max_strain()
+    return ClothSolver(pos, tris, pinned=[0, n - 1],
+                       settings=ClothSettings(damping=0.5, **settings))  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -42,19 +46,17 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=9)
     args = ap.parse_args()
     backends = ["numpy"] + (["warp"] if importlib.util.find_spec("warp") else [])
-    print(f"{args.n} x {args.n} sheet, PBD, ms per frame (median of {args.frames})")
-    print("| backend | substeps x iterations | plain | hierarchy | ratio |")
-    print("|---|---|---:|---:|---:|")
+    print(f"{args.n} x {args.n} sheet, PBD, ms per frame (median of {args.frames}, round-robin)")
+    print("| backend | solve | ms per frame | against the old default |")
+    print("|---|---|---:|---:|")
     for backend in backends:
         extra = {"device": "cpu"} if backend == "warp" else {}
-        base, _ = frame_ms(args.n, args.frames, backend=backend, hierarchy=False, **extra)
-        for substeps in (10, 20):
-            plain, _ = frame_ms(args.n, args.frames, backend=backend, hierarchy=False,
-                                substeps=substeps, **extra)
-            hier, _ = frame_ms(args.n, args.frames, backend=backend, hierarchy=True,
-                               substeps=substeps, **extra)
-            print(f"| {backend} | {substeps} x 1 | {plain:.1f} | {hier:.1f} | "
-                  f"{hier / base:.2f} x the plain 10 x 1 ({base:.1f}) |", flush=True)
+        solvers = {name: sheet(args.n, backend=backend, **extra, **changes)
+                   for name, changes in ROWS.items()}
+        ms = median_ms_per_substep(solvers, args.frames, 1, warmup=2)
+        base = ms[next(iter(ROWS))]
+        for name, value in ms.items():
+            print(f"| {backend} | {name} | {value:.1f} | {value / base:.2f} x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -460,13 +460,17 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
                  dtype=wp.vec3, device="cpu")
     lam0 = rng.normal(scale=1e-3, size=fam.count).astype(np.float32)
     stiff, alpha, gamma = 0.9, 0.5, 0.3
+    slack = 1.005  # the strain limit's 1 + limit: about half the jittered edges are past it
     if not use_lanes:
         device_family = getattr(m, family)
-        cons = getattr(device_family, model)
+        cons = getattr(device_family, "pbd" if model == "limit" else model)
         lam = wp.array(lam0, dtype=wp.float32, device="cpu")
         for off, cnt in device_family.colors.spans:
             if model == "pbd":
                 wp.launch(k.distance_pbd, cnt, [p, cons, off, stiff], device="cpu")
+            elif model == "limit":
+                wp.launch(k.distance_unilateral, cnt, [p, device_family.pbd, off, slack],
+                          device="cpu")
             else:
                 wp.launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma],
                           device="cpu")
@@ -489,6 +493,10 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
         wp.launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest, group.lam,
                                              group.scale, 0, group.groups, 0, stiff],
                   device="cpu")
+    elif model == "limit":
+        wp.launch(lk.distance_limit_lanes, 1, [p, x, group.idx, group.frac, group.rest,
+                                               group.lam, group.scale, 0, group.groups, slack],
+                  device="cpu")
     else:
         wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,
                                               group.scale, 0, group.groups, 0, alpha, gamma],
@@ -506,7 +514,7 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
 #: 2.6e-2 .. 4.3e-2 m).
 @pytest.mark.parametrize("scaled", [False, True], ids=["unscaled", "scaled"])
 @pytest.mark.parametrize("family", ["stretch", "shear"])
-@pytest.mark.parametrize("model", ["pbd", "xpbd"])
+@pytest.mark.parametrize("model", ["pbd", "xpbd", "limit"])
 def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: str,
                                                             scaled: bool) -> None:
     lanes, lam_lanes = _project_family(family, model, use_lanes=True, scaled=scaled)
@@ -516,7 +524,7 @@ def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: 
     crossed, _ = _project_family(family, model, use_lanes=True, ignore_colors=True,
                                  scaled=scaled)
     assert max_diff(crossed, scalar) > 1e-4
-    if scaled:  # the scales change the result
+    if scaled and model != "limit":  # the scales change the result (not the limit's)
         plain, _ = _project_family(family, model, use_lanes=True)
         assert max_diff(plain, lanes) > 1e-4
 

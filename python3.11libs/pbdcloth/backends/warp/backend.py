@@ -733,11 +733,17 @@ class WarpBackend:
         limit = c.settings.effective_strain_limit
         if limit <= 0.0:
             return
-        k, fam = self.k, self.m.stretch
+        k, fam, p = self.k, self.m.stretch, self._p
         slack = k.scalar(1.0 + limit)
+        group = self.lanes.stretch if self.lanes is not None else None
         for _ in range(c.settings.strain_limit_passes):
+            if group is not None:
+                launch(self._lane_kernels.distance_limit_lanes, 1,
+                       [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
+                        0, group.groups, slack])
+                continue
             for off, cnt in fam.colors.spans:
-                launch(k.distance_unilateral, cnt, [self._p, fam.pbd, off, slack])
+                launch(k.distance_unilateral, cnt, [p, fam.pbd, off, slack])
 
     def _project_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
         """The stitch colors in order, closing by at most the model's stitch speed x h (the

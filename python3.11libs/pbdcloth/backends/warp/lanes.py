@@ -72,6 +72,7 @@ typedef float lanes_t __attribute__((ext_vector_type(__LANES__)));
 typedef int mask_t __attribute__((ext_vector_type(__LANES__)));
 const int L = __LANES__, K = __CORNERS__;
 const bool XPBD = __XPBD__;
+const bool LIMIT = __LIMIT__;
 const bool DAMP = XPBD && gamma != 0.0f;
 const lanes_t ZERO = (lanes_t)(0.0f), ONE = (lanes_t)(1.0f);
 float* PF = (float*)p.data;
@@ -135,7 +136,8 @@ _SCATTER = r"""
 """
 
 # Distance: W = (w_i/(w_i+w_j), w_j/(w_i+w_j)) for PBD, (w_i, w_j) [1/kg] for XPBD; R = rest
-# length [m]. PBD: s = k' (|d| - d0) / |d|, x_i -= W_i s d, x_j += W_j s d. XPBD: n = d/|d|,
+# length [m]. PBD: s = k' (|d| - d0) / |d|, x_i -= W_i s d, x_j += W_j s d; the strain limit
+# (LIMIT, k = 1 + limit): s = max(|d| - k d0, 0) / |d|, the same moves. XPBD: n = d/|d|,
 # dlambda = (d0 - |d| - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1 + gamma)(w_i + w_j) + alpha~),
 # x_i += w_i dlambda n, x_j -= w_j dlambda n. (x_i - d) == x_i + (-d) exactly.
 _DISTANCE = r"""
@@ -161,9 +163,16 @@ _DISTANCE = r"""
     D[0][0] = nx * w0; D[0][1] = ny * w0; D[0][2] = nz * w0;
     D[1][0] = -(nx * w1); D[1][1] = -(ny * w1); D[1][2] = -(nz * w1);
   } else {
-    lanes_t ks = k * load(SC);
-    ks = ks < ONE ? ks : ONE;
-    lanes_t s = (len - load(R)) / safe * ks;
+    lanes_t s;
+    if (LIMIT) {   // k = 1 + the strain limit: only the part past k d0, fully
+      lanes_t over = len - k * load(R);
+      over = over > ZERO ? over : ZERO;
+      s = over / safe;
+    } else {
+      lanes_t ks = k * load(SC);
+      ks = ks < ONE ? ks : ONE;
+      s = (len - load(R)) / safe * ks;
+    }
     dx = dx * s; dy = dy * s; dz = dz * s;
     D[0][0] = -(dx * w0); D[0][1] = -(dy * w0); D[0][2] = -(dz * w0);
     D[1][0] = dx * w1; D[1][1] = dy * w1; D[1][2] = dz * w1;
@@ -299,22 +308,27 @@ for (int i = 0; i < n; ++i) {
 """
 
 
-def _snippet(body: str, corners: int, xpbd: bool) -> str:
+def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False) -> str:
     return ((_GATHER + body + _SCATTER)
             .replace("__LANES__", str(LANES))
             .replace("__CORNERS__", str(corners))
             .replace("__XPBD__", "true" if xpbd else "false")
+            .replace("__LIMIT__", "true" if limit else "false")
             .replace("__DEGENERATE__", f"{DEGENERATE_NORMAL_SQ!r}f")
             .replace("__MIN_LENGTH__", f"{MIN_LENGTH!r}f"))
 
 
 def _group_funcs() -> SimpleNamespace:
     """The native lane-group functions ``distance_pbd_groups``, ``distance_xpbd_groups``,
+    ``distance_limit_groups``,
     ``bend_pbd_groups``, ``bend_xpbd_groups`` (one C++ snippet each, see :func:`_snippet`)."""
     vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
     funcs = {}
-    for name, body, corners in (("distance", _DISTANCE, 2), ("bend", _BEND, 4)):
-        for xpbd in (False, True):
+    for name, body, corners, mode in (("distance", _DISTANCE, 2, "pbd"),
+                                      ("distance", _DISTANCE, 2, "xpbd"),
+                                      ("distance", _DISTANCE, 2, "limit"),
+                                      ("bend", _BEND, 4, "pbd"), ("bend", _BEND, 4, "xpbd")):
+        if True:
             def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
@@ -323,9 +337,10 @@ def _group_funcs() -> SimpleNamespace:
                 ...
 
             # Warp names a function by its qualified name: one name per snippet.
-            key = f"{name}_{'xpbd' if xpbd else 'pbd'}_groups"
+            key = f"{name}_{mode}_groups"
             groups.__name__ = groups.__qualname__ = key
-            funcs[key] = wp.func_native(_snippet(body, corners, xpbd))(groups)
+            funcs[key] = wp.func_native(
+                _snippet(body, corners, mode == "xpbd", mode == "limit"))(groups)
     return SimpleNamespace(**funcs)
 
 
@@ -355,7 +370,8 @@ def _particle_loops() -> SimpleNamespace:
 @functools.cache
 def build_lane_kernels() -> SimpleNamespace:
     """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
-    ``distance_xpbd_lanes``, ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
+    ``distance_xpbd_lanes``, ``distance_limit_lanes`` (the strain limit: its last argument is
+    1 + the limit instead of ``fresh`` and k), ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
 
     Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam, scale) of a
     :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
@@ -368,6 +384,7 @@ def build_lane_kernels() -> SimpleNamespace:
     vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
     g = _group_funcs()
     distance_pbd_groups, distance_xpbd_groups = g.distance_pbd_groups, g.distance_xpbd_groups
+    distance_limit_groups = g.distance_limit_groups
     bend_pbd_groups, bend_xpbd_groups = g.bend_pbd_groups, g.bend_xpbd_groups
     loops = _particle_loops()
     predict_all, update_all = loops.predict_all, loops.update_all
@@ -383,6 +400,19 @@ def build_lane_kernels() -> SimpleNamespace:
         """
         distance_pbd_groups(p, x_prev, idx, w, rest, lam, scale, first, last, fresh, k, 0.0,
                             0.0)
+
+    @wp.kernel(module=_MODULE)
+    def distance_limit_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                             idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                             rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                             scale: wp.array(dtype=f32), first: int, last: int, slack: float):
+        """The strain limit's unilateral distances (``slack`` = 1 + limit) of lane groups
+        first .. last - 1.
+
+        Mirrors pbdcloth.constraints.distance.project_distance_unilateral.
+        """
+        distance_limit_groups(p, x_prev, idx, w, rest, lam, scale, first, last, 0, slack, 0.0,
+                              0.0)
 
     @wp.kernel(module=_MODULE)
     def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -442,6 +472,7 @@ def build_lane_kernels() -> SimpleNamespace:
 
     return SimpleNamespace(module=_MODULE, distance_pbd_lanes=distance_pbd_lanes,
                            distance_xpbd_lanes=distance_xpbd_lanes,
+                           distance_limit_lanes=distance_limit_lanes,
                            bend_pbd_lanes=bend_pbd_lanes, bend_xpbd_lanes=bend_xpbd_lanes,
                            predict_loop=predict_loop, update_loop=update_loop)
 
