@@ -138,7 +138,7 @@ def main() -> None:
                     "(and the first, the baseline)")
     ap.add_argument("--backend", default="numpy", choices=("numpy", "warp"))
     args = ap.parse_args()
-    device = {"device": "cpu"} if args.backend == "warp" else {}
+    device: dict[str, Any] = {"device": "cpu"} if args.backend == "warp" else {}
     n, nx = (30, 100) if args.quick else (100, 5000)
     length, span = 2.0, 1.5
     print(f"sheet {n} x {n}, catenary strip {nx} x 2, {args.frames} frames, {args.backend}")
