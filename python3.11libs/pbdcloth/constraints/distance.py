@@ -189,9 +189,19 @@ def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], s
     for c in colors:
         x, corr, d, length, safe = _gather_lengths(R, c, ws)
         np.subtract(length, slack * c.rest, out=length)
-        np.maximum(length, 0.0, out=length)              # C+
-        np.divide(length, safe, out=length)              # C+ / |d|
-        _correct(R, c, x, corr, d, length)
+        over = np.flatnonzero(length > 0.0)
+        if over.size == 0:
+            continue
+        if 4 * over.size > c.count:
+            np.maximum(length, 0.0, out=length)          # C+
+            np.divide(length, safe, out=length)          # C+ / |d|
+            _correct(R, c, x, corr, d, length)
+            continue
+        # Few stretched: correct only those (the same operations on the same values; the
+        # others' correction is exactly 0 and writing them back would change nothing).
+        step = d[:, over] * (length[over] / safe[over])
+        moved = x[:, :, over] - c.frac[:, :, over] * step
+        R[c.gather.reshape(2, 3, c.count)[:, :, over]] = moved
 
 
 def distance_inverse_denominators(colors: Sequence[DistanceColor], alpha_tilde: float,

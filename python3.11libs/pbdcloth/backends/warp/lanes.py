@@ -145,6 +145,7 @@ _DISTANCE = r"""
   lanes_t len = __builtin_elementwise_sqrt(dx * dx + dy * dy + dz * dz);
   lanes_t safe = len > __MIN_LENGTH__ ? len : (lanes_t)(__MIN_LENGTH__);
   lanes_t w0 = load(W), w1 = load(W + L);
+  mask_t stretched = used;   // the strain limit: the lanes past the limit (the others stay)
   if (XPBD) {
     lanes_t nx = dx / safe, ny = dy / safe, nz = dz / safe;
     lanes_t lam_c = fresh ? ZERO : load(LAM);
@@ -166,6 +167,7 @@ _DISTANCE = r"""
     lanes_t s;
     if (LIMIT) {   // k = 1 + the strain limit: only the part past k d0, fully
       lanes_t over = len - k * load(R);
+      stretched = used & (over > ZERO);   // the others move by exactly 0: not stored
       over = over > ZERO ? over : ZERO;
       s = over / safe;
     } else {
@@ -177,7 +179,7 @@ _DISTANCE = r"""
     D[0][0] = -(dx * w0); D[0][1] = -(dy * w0); D[0][2] = -(dz * w0);
     D[1][0] = dx * w1; D[1][1] = dy * w1; D[1][2] = dz * w1;
   }
-  ok = used;
+  ok = XPBD ? used : stretched;
 """
 
 # Bend: W = inverse masses [1/kg] of (p1, p2, p3, p4); R = rest angle [rad].
