@@ -351,8 +351,8 @@ class ClothSettings(DeclaredSettings):
         2, kind=KIND_INT, label="Strain Limit Passes", group=GROUP_SOLVER, minimum=1,
         maximum=100,
         help="Sweeps of the strain limit per iteration; each brings the largest strain closer "
-        "to the limit (README: measured table) for about a fifth of a stretch pass's time "
-        "more.",
+        "to the limit, for the time of about one stretch pass over the edges that are past "
+        "it (README: measured strain and cost).",
     )
     backend: str = _declare(  # a BackendChoice (a str) after validation
         BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
