@@ -343,9 +343,11 @@ class ClothSettings(DeclaredSettings):
         help="Largest stretch of a mesh edge, as a fraction of its rest length (Provot 1995): "
         "after the cloth's constraints in every iteration, each edge longer than (1 + limit) "
         "times its rest length is shortened to that length, both ends moving by their inverse "
-        "masses, before tethers and colliders. 0.01 keeps fabric within about 1 % of its "
-        "length whatever the substeps; 0 = off (stretchy knits, rubber: let the compliance "
-        "decide). Off while tearing is on (it would stop the cloth reaching the Tear Strain).",
+        "masses, before tethers, stitches and colliders (which can still stretch edges past "
+        "it). Each pass brings the largest strain closer to the limit (a 100 x 100 sheet "
+        "hanging from two corners: 6.4 % without, 1.7 % with 2 passes); 0 = off (stretchy "
+        "knits, rubber: let the compliance decide). Off while tearing is on (it would stop "
+        "the cloth reaching the Tear Strain).",
     )
     strain_limit_passes: int = _declare(
         2, kind=KIND_INT, label="Strain Limit Passes", group=GROUP_SOLVER, minimum=1,

@@ -11,7 +11,8 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    hierarchical pass (:mod:`pbdcloth.constraints.hierarchy`) when on (with self-collision on:
    the velocity clamp before, the broad phase after, and no hierarchical pass).
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
-   the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), stitches (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
+   the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), stitches
+   (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then self-collision
    when on (selfcollision/stage.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
