@@ -129,6 +129,10 @@ class DeviceLists:
         self.vertex_grid = RowGrid(n, dev, block, scan_type, s)
         self.tri_grid = RowGrid(n_tris, dev, block, scan_type, s)
         self.edge_grid = RowGrid(n_edges, dev, block, scan_type, s)
+        self.edge_scratch = (wp.zeros(3 * n_edges, dtype=wp.int32, device=dev),
+                             wp.zeros(n_edges, dtype=s, device=dev))
+        """The native edge search's entries in grid order: ends and moving flags, sphere
+        radii."""
 
     def issue(self, launch: Any, p: Any, inv_mass: Any, tris: Any, edges: Any, thickness: float, clamp: float,
               large_skin: float, pt: Any, ee: Any, pt_excluded: tuple[Any, Any],
@@ -189,7 +193,8 @@ class DeviceLists:
                    self.edge_maxhalf, *eg.query_args(), *ee_excluded, st, ee.slots, ee.counts,
                    ee.keys, ee.need_slots]
         if self.native is not None:
-            launch(self.native.ee_edges_all, 1, [*ee_args, eg.pos, eg.half, self.threads])
+            launch(self.native.ee_edges_all, 1, [*ee_args, eg.pos, eg.half, *self.edge_scratch,
+                                                   self.threads])
         else:
             launch(kl.ee_edges, self.n_edges, ee_args)
         ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate)

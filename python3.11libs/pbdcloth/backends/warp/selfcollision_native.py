@@ -94,7 +94,8 @@ _COMMON = r"""
   auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
   auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
   const int CHUNK = 64;
-  int hit[64];
+  int hit[64], near[64];
+  unsigned char okf[64];
 """
 
 #: The Warp function body of a search: the arrays' pointers to the dispatcher below it, which
@@ -127,6 +128,7 @@ void pbd_search___TAG__(void** ptrs, const int* ints) {
   if (n < 2 * BLOCK * threads) threads = 1;
   Job jobs[8];
   for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n, 0};
+__PRELUDE__
   pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
                [](void* job, int* next) { ((Job*)job)->next = next; });
   int* NEED = (int*)ptrs[12];
@@ -140,6 +142,8 @@ const R* SPOS = (const R*)J->ptrs[14];
 const R* SHALF = (const R*)J->ptrs[15];
 const R* MID = (const R*)J->ptrs[16];
 const R* HALF = (const R*)J->ptrs[17];
+const int* SEDGE = (const int*)J->ptrs[19];
+const R* SREACH = (const R*)J->ptrs[20];
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
@@ -176,31 +180,47 @@ for (int i = b0; i < b1; ++i) {
       // the box test of a chunk of the run without branches (its outcome is a coin flip,
       // which a branch predictor cannot learn), the entries that pass into hit[]
       const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      int nh = 0;
-      for (int k = b0; k < b1; ++k) {
-        const int j = ENTRIES[k];
-        const R* mj = SPOS + 3 * k;
-        const R* hj = SHALF + 3 * k;
-        const R mjs = mj[sa];
+      // (flags first, a loop the compiler vectorizes; then the indices of those set)
+      const int len = b1 - b0;
+      const int* ent = ENTRIES + b0;
+      const R* sp = SPOS + 3 * b0;
+      const R* sh = SHALF + 3 * b0;
+#pragma clang loop vectorize(enable)
+      for (int q = 0; q < len; ++q) {
+        const int j = ent[q];
+        const R* mj = sp + 3 * q;
+        const R* hj = sh + 3 * q;
+        const R mjs = sa == 0 ? mj[0] : (sa == 1 ? mj[1] : mj[2]);
         const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
             & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
             & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
             & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius);
-        hit[nh] = k;
-        nh += ok;
+        okf[q] = ok;
       }
+      int nh = 0;
+      for (int q = 0; q < len; ++q) {
+        hit[nh] = b0 + q;
+        nh += okf[q];
+      }
+      // the next tests of those without branches either (a partner taken by the other
+      // edge, a shared end, the bounding spheres), the partners that pass into near[]
+      int nn = 0;
       for (int h = 0; h < nh; ++h) {
         const int k = hit[h];
         const int j = ENTRIES[k];
         const R* mj = SPOS + 3 * k;
-        const R* hj = SHALF + 3 * k;
         const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
-        const int ej0 = EDGES[2 * j], ej1 = EDGES[2 * j + 1];
-        if (mode == 1 && j < i && (MOVER[ej0] > MOVER[ej1] ? MOVER[ej0] : MOVER[ej1]) != 0)
-          continue;
-        if (ei0 == ej0 || ei0 == ej1 || ei1 == ej0 || ei1 == ej1) continue;
-        const R reach = reach_i + wp::sqrt(dot3(hj, hj)) + radius;
-        if (dot3(dm, dm) > reach * reach) continue;
+        const int ej0 = SEDGE[3 * k], ej1 = SEDGE[3 * k + 1];
+        const R reach = reach_i + SREACH[k] + radius;
+        const bool ok = !((mode == 1) & (j < i) & (SEDGE[3 * k + 2] != 0))
+            & (ei0 != ej0) & (ei0 != ej1) & (ei1 != ej0) & (ei1 != ej1)
+            & !(dot3(dm, dm) > reach * reach);
+        near[nn] = j;
+        nn += ok;
+      }
+      int nk2 = 0;
+      for (int h = 0; h < nn; ++h) {
+        const int j = near[h];
         const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
         const R* p1 = REF + 3 * EDGES[2 * lo_e];
         const R* p2 = REF + 3 * EDGES[2 * lo_e + 1];
@@ -212,16 +232,22 @@ for (int i = b0; i < b1; ++i) {
         const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
         const R B = dot3(d1, d2);
         const R den = A * E - B * B;
-        R s = R(0);
-        if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), R(0), R(1));
-        R t = safe_div(B * s + F, E);
-        if (t < R(0)) s = clampr(safe_div(-C, A), R(0), R(1));
-        else if (t > R(1)) s = clampr(safe_div(B - C, A), R(0), R(1));
+        // (selects instead of branches: the same values, without mispredictions)
+        const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), R(0), R(1))
+                                             : R(0);
+        R t = safe_div(B * s0 + F, E);
+        const R s = t < R(0) ? clampr(safe_div(-C, A), R(0), R(1))
+                             : (t > R(1) ? clampr(safe_div(B - C, A), R(0), R(1)) : s0);
         t = clampr(t, R(0), R(1));
         const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
                         (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
                         (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
-        if (dot3(d, d) >= r2) continue;
+        hit[nk2] = j;
+        nk2 += !(dot3(d, d) >= r2);
+      }
+      for (int h = 0; h < nk2; ++h) {
+        const int j = hit[h];
+        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
         if (listed(lo_e, hi_e)) continue;
         push(lo_e, hi_e);
       }
@@ -230,6 +256,30 @@ for (int i = b0; i < b1; ++i) {
   }
 }
 }
+"""
+
+#: Before the edge-edge search's threads start: each grid entry's edge ends, whether it
+#: moved (partial updates) and its bounding sphere's radius, in entry order (SEDGE, SREACH),
+#: so the search reads them in memory order.
+_EE_PRELUDE = r"""
+  {
+    const int* ENTRIES = (const int*)ptrs[6];
+    const int* EDGES = (const int*)ptrs[13];
+    const R* SHALF = (const R*)ptrs[15];
+    const int* MOVER = (const int*)ptrs[1];
+    int* SEDGE = (int*)ptrs[19];
+    R* SREACH = (R*)ptrs[20];
+    const int mode = ((const int*)ptrs[9])[0];
+    for (int k = 0; k < n; ++k) {
+      const int j = ENTRIES[k];
+      const int a = EDGES[2 * j], b = EDGES[2 * j + 1];
+      SEDGE[3 * k] = a;
+      SEDGE[3 * k + 1] = b;
+      SEDGE[3 * k + 2] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
+      const R* h = SHALF + 3 * k;
+      SREACH[k] = wp::sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+    }
+  }
 """
 
 _PT = r"""
@@ -279,21 +329,30 @@ for (int t = b0; t < b1; ++t) {
       }
       for (int b0 = e0; b0 < e1; b0 += CHUNK) {
       const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      int nh = 0;
-      for (int k = b0; k < b1; ++k) {
-        const R* x = SPOS + 3 * k;
+      // the box, corner and sphere tests without branches (flags first, a loop the
+      // compiler vectorizes), the entries that pass into hit[]
+      const int len = b1 - b0;
+      const int* ent = ENTRIES + b0;
+      const R* sp = SPOS + 3 * b0;
+#pragma clang loop vectorize(enable)
+      for (int q = 0; q < len; ++q) {
+        const R* x = sp + 3 * q;
+        const int v = ent[q];
+        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
         const bool ok = !(x[0] < lo[0]) & !(x[1] < lo[1]) & !(x[2] < lo[2])
-            & !(x[0] > hi[0]) & !(x[1] > hi[1]) & !(x[2] > hi[2]);
-        hit[nh] = k;
-        nh += ok;
+            & !(x[0] > hi[0]) & !(x[1] > hi[1]) & !(x[2] > hi[2])
+            & (v != c0) & (v != c1) & (v != c2) & !(dot3(gx, gx) > reach2);
+        okf[q] = ok;
+      }
+      int nh = 0;
+      for (int q = 0; q < len; ++q) {
+        hit[nh] = b0 + q;
+        nh += okf[q];
       }
       for (int h = 0; h < nh; ++h) {
         const int k = hit[h];
         const int v = ENTRIES[k];
         const R* x = SPOS + 3 * k;
-        if (v == c0 || v == c1 || v == c2) continue;
-        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
-        if (dot3(gx, gx) > reach2) continue;
         // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
         const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
         const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
@@ -771,7 +830,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                 excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                 cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
                 need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
-                shalf: wp.array(dtype=vec3), threads: int):
+                shalf: wp.array(dtype=vec3), sedge: wp.array(dtype=i32),
+                sreach: wp.array(dtype=scalar), threads: int):
         ...
 
     def pt_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
@@ -787,15 +847,17 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     # Warp names a function by its qualified name: one name per snippet and precision.
     for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search")):
         fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
-    def search_text(body: str, family: str, owners: str, tag: str) -> str:
+    def search_text(body: str, family: str, owners: str, tag: str, prelude: str = "") -> str:
         text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
+        text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
         text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
         return text.replace("__REAL__", real)
 
     ee_search = wp.func_native(search_text(
         _EE, "(void*)edges.data, (void*)spos.data, (void*)shalf.data, (void*)mid.data, "
-        "(void*)half.data, (void*)maxhalf.data", "edges", "ee"))(ee_body)
+        "(void*)half.data, (void*)maxhalf.data, (void*)sedge.data, (void*)sreach.data",
+        "edges", "ee", _EE_PRELUDE))(ee_body)
     pt_search = wp.func_native(search_text(_PT, "(void*)tris.data, (void*)spos.data", "tris",
                                            "pt"))(pt_body)
 
@@ -808,12 +870,15 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
                excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
-               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3), threads: int):
+               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3),
+               sedge: wp.array(dtype=i32), sreach: wp.array(dtype=scalar), threads: int):
         """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
-        (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order)."""
+        (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order;
+        ``sedge`` (3 M,), ``sreach`` (M,): scratch, the entries' ends, moving flags and
+        bounding-sphere radii in entry order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
                   entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
-                  threads)
+                  sedge, sreach, threads)
 
     @wp.kernel(module=module)
     def pt_triangles_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
