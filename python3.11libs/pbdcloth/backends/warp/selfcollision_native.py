@@ -444,20 +444,33 @@ static void* work(void* arg) {
     out[2] = a[0] * b[1] - a[1] * b[0];
   };
   int evaluated = 0;
+  unsigned char evalf[BLOCK];
+  int todo[BLOCK];
   for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
        b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
   const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
-  for (int c = b0; c < b1; ++c) {
+  // the skip test of the block's pairs without branches (a loop the compiler vectorizes;
+  // every pair's contact flag starts cleared, as an evaluation clears it too), then the
+  // pairs to evaluate one by one
+  const int len = b1 - b0;
+  if (!CROSSING) for (int c = b0; c < b1; ++c) ACT[c] = 0;
+#pragma clang loop vectorize(enable)
+  for (int o = 0; o < len; ++o) {
+    const int c = b0 + o;
     const int* q = IDX + 4 * c;
-    if (skip != 0) {
-      R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-      R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-      R most = m01 > m23 ? m01 : m23;
-      if (R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c])) {
-        if (!CROSSING) ACT[c] = 0;
-        continue;
-      }
-    }
+    R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+    R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+    R most = m01 > m23 ? m01 : m23;
+    evalf[o] = (skip == 0) | !(R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c]));
+  }
+  int ne = 0;
+  for (int o = 0; o < len; ++o) {
+    todo[ne] = b0 + o;
+    ne += evalf[o];
+  }
+  for (int e = 0; e < ne; ++e) {
+    const int c = todo[e];
+    const int* q = IDX + 4 * c;
     evaluated += 1;
     const R* x_ = P + 3 * q[0];
     const R* a = P + 3 * q[1];
