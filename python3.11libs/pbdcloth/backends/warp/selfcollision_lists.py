@@ -176,9 +176,13 @@ class DeviceLists:
         tg = self.tri_grid
         tg.issue_build(launch, k, kl, self.tri_mid, self.radius, extent, scale, self.partial,
                        self.tri_half)
-        launch(kl.pt_movers, n, [ref, tris, mover, self.radius, self.tri_mid, self.tri_half,
-                                 self.tri_maxhalf, *tg.query_args(), *pt_excluded, st,
-                                 pt.slots, pt.counts, pt.keys, pt.need_slots])
+        movers_args = [ref, tris, mover, self.radius, self.tri_mid, self.tri_half,
+                       self.tri_maxhalf, *tg.query_args(), *pt_excluded, st, pt.slots,
+                       pt.counts, pt.keys, pt.need_slots]
+        if self.native is not None:
+            launch(self.native.pt_movers_all, 1, [*movers_args, tg.pos, tg.half, self.threads])
+        else:
+            launch(kl.pt_movers, n, movers_args)
         pt.issue_finish(launch, k, kl, st, 0, tris, edges, gate)
         # Edge-edge: edges that moved against all edges, each pair in its lower edge's slots.
         launch(kl.zero_scalar, 1, [self.edge_maxhalf, gate])

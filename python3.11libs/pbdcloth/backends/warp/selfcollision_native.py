@@ -122,7 +122,9 @@ __BODY__
 }  // namespace pbd___TAG__
 void pbd_search___TAG__(void** ptrs, const int* ints) {
   using namespace pbd___TAG__;
-  if (((const int*)ptrs[9])[0] == 0) return;
+  // (the mode is tested here, not in work(): a thread that starts late runs work() as long
+  // as blocks are left, so work() must take every block)
+  if (!(((const int*)ptrs[9])[0] __RUN_IF__)) return;
   const int n = ints[2];
   int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
   if (n < 2 * BLOCK * threads) threads = 1;
@@ -258,6 +260,87 @@ for (int i = b0; i < b1; ++i) {
 }
 """
 
+# Partial updates: each moving vertex against the triangles that did not move, their box
+# centres in the triangle grid (``pt_movers`` of :mod:`.selfcollision_list_kernels`): box
+# tests of a chunk without branches, then the triangle's own tests and the pair test of
+# ``_PT``, into the triangle's slots.
+_PTM = r"""
+const int* TRIS = (const int*)J->ptrs[13];
+const R* SPOS = (const R*)J->ptrs[14];
+const R* SHALF = (const R*)J->ptrs[15];
+const R g = ((const R*)J->ptrs[16])[0] + radius;
+const R third = R(1.0) / R(3.0);
+const R r2 = radius * radius;
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int v = b0; v < b1; ++v) {
+  if (MOVER[v] == 0) continue;
+  const R* x = REF + 3 * v;
+  R lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) { lo[k] = x[k] - g; hi[k] = x[k] + g; }
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+      const int len = b1 - b0;
+      const R* sp = SPOS + 3 * b0;
+      const R* sh = SHALF + 3 * b0;
+#pragma clang loop vectorize(enable)
+      for (int q = 0; q < len; ++q) {
+        const R* m = sp + 3 * q;
+        const R* hb = sh + 3 * q;
+        const R d[3] = {x[0] - m[0], x[1] - m[1], x[2] - m[2]};
+        okf[q] = !(wp::abs(d[0]) > hb[0] + radius) & !(wp::abs(d[1]) > hb[1] + radius)
+            & !(wp::abs(d[2]) > hb[2] + radius);
+      }
+      int nh = 0;
+      for (int q = 0; q < len; ++q) {
+        hit[nh] = b0 + q;
+        nh += okf[q];
+      }
+      for (int h = 0; h < nh; ++h) {
+        const int t = ENTRIES[hit[h]];
+        const int c0 = TRIS[3 * t], c1 = TRIS[3 * t + 1], c2 = TRIS[3 * t + 2];
+        if (MOVER[c0] != 0 || MOVER[c1] != 0 || MOVER[c2] != 0) continue;
+        if (v == c0 || v == c1 || v == c2) continue;
+        const R* a = REF + 3 * c0;
+        const R* b = REF + 3 * c1;
+        const R* c = REF + 3 * c2;
+        R centre[3];
+        for (int k = 0; k < 3; ++k) centre[k] = (a[k] + b[k] + c[k]) * third;
+        const R da[3] = {a[0] - centre[0], a[1] - centre[1], a[2] - centre[2]};
+        const R db[3] = {b[0] - centre[0], b[1] - centre[1], b[2] - centre[2]};
+        const R dc[3] = {c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]};
+        R m2 = dot3(da, da); const R mb = dot3(db, db), mc = dot3(dc, dc);
+        m2 = m2 > mb ? m2 : mb; m2 = m2 > mc ? m2 : mc;
+        const R reach = wp::sqrt(m2) + radius;
+        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
+        if (dot3(gx, gx) > reach * reach) continue;
+        const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
+__PT_EXACT__      }
+      }
+    }
+  }
+}
+}
+"""
+
 #: Before the edge-edge search's threads start: each grid entry's edge ends, whether it
 #: moved (partial updates) and its bounding sphere's radius, in entry order (SEDGE, SREACH),
 #: so the search reads them in memory order.
@@ -280,6 +363,36 @@ _EE_PRELUDE = r"""
       SREACH[k] = wp::sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
     }
   }
+"""
+
+#: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
+#: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
+#: closest point, the rest exclusions, the push.
+_PT_EXACT = r"""        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
+        const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+        const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+        const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
+        const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+        const R den = va + vb + vc;
+        const R d43 = d4 - d3, d56 = d5 - d6;
+        R bv = R(0), bw = R(0);
+        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
+        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
+        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
+        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
+        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
+        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
+          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
+        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
+        bv = clampr(bv, R(0), R(1));
+        bw = clampr(bw, R(0), R(1) - bv);
+        const R bu = R(1) - bv - bw;
+        const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
+                        x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
+                        x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
+        if (dot3(d, d) >= r2) continue;
+        if (listed(t, v)) continue;
+        push(t, v);
 """
 
 _PT = r"""
@@ -353,32 +466,7 @@ for (int t = b0; t < b1; ++t) {
         const int k = hit[h];
         const int v = ENTRIES[k];
         const R* x = SPOS + 3 * k;
-        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
-        const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
-        const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
-        const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
-        const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-        const R den = va + vb + vc;
-        const R d43 = d4 - d3, d56 = d5 - d6;
-        R bv = R(0), bw = R(0);
-        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
-        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
-        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
-        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
-        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
-        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
-          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
-        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
-        bv = clampr(bv, R(0), R(1));
-        bw = clampr(bw, R(0), R(1) - bv);
-        const R bu = R(1) - bv - bw;
-        const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
-                        x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
-                        x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
-        if (dot3(d, d) >= r2) continue;
-        if (listed(t, v)) continue;
-        push(t, v);
-      }
+__PT_EXACT__      }
       }
     }
   }
@@ -857,11 +945,27 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                 spos: wp.array(dtype=vec3), threads: int):
         ...
 
+    def ptm_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                 mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                 maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                 gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+                 entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+                 excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+                 cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                 need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                 shalf: wp.array(dtype=vec3), threads: int):
+        ...
+
     # Warp names a function by its qualified name: one name per snippet and precision.
-    for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search")):
+    for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search"), (ptm_body, "ptm_search")):
         fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
-    def search_text(body: str, family: str, owners: str, tag: str, prelude: str = "") -> str:
+    def search_text(body: str, family: str, owners: str, tag: str, prelude: str = "",
+                    run_if: str = "!= 0") -> str:
+        """The dispatcher and work() of a search, which runs when the list mode (0 unchanged,
+        1 partial, 2 full) satisfies ``run_if``."""
         text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
+        text = text.replace("__RUN_IF__", run_if)
+        text = text.replace("__PT_EXACT__", _PT_EXACT)
         text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
         text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
@@ -873,6 +977,9 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         "edges", "ee", _EE_PRELUDE))(ee_body)
     pt_search = wp.func_native(search_text(_PT, "(void*)tris.data, (void*)spos.data", "tris",
                                            "pt"))(pt_body)
+    ptm_search = wp.func_native(search_text(
+        _PTM, "(void*)tris.data, (void*)spos.data, (void*)shalf.data, (void*)maxhalf.data",
+        "ref", "ptm", run_if="== 1"))(ptm_body)
 
     @wp.kernel(module=module)
     def ee_edges_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
@@ -906,6 +1013,23 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         (``spos``: the vertex grid's positions in entry order)."""
         pt_search(ref, tris, mover, radius_a, gf, gi, mask, start, entries, excl_start,
                   excluded, state, slots, cnt, keys, need, spos, threads)
+
+    @wp.kernel(module=module)
+    def pt_movers_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                      mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                      mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+                      maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                      gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+                      entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+                      excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+                      cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                      need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                      shalf: wp.array(dtype=vec3), threads: int):
+        """``pt_movers`` of every moving vertex, in blocks on ``threads`` POSIX threads
+        (``spos``, ``shalf``: the triangle grid's box centres and half extents in entry
+        order; ``mid``, ``half`` unused, the arguments of ``pt_movers``)."""
+        ptm_search(ref, tris, mover, radius_a, maxhalf, gf, gi, mask, start, entries,
+                   excl_start, excluded, state, slots, cnt, keys, need, spos, shalf, threads)
 
     vec4: Any = wp.types.vector(4, scalar)
     def pairs_text(crossing: bool) -> str:
@@ -1025,7 +1149,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base)
 
     return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
-                           pt_triangles_all=pt_triangles_all,
+                           pt_triangles_all=pt_triangles_all, pt_movers_all=pt_movers_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
                            track_begin_all=track_begin_all)
