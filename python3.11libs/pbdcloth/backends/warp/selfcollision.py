@@ -157,14 +157,24 @@ class _Candidates:
         self.n = n
 
     def issue_finish(self, launch: Any, k: Any, kl: Any, list_state: Any, family: int,
-                     tris: Any, edges: Any, gate: Any) -> None:
+                     tris: Any, edges: Any, gate: Any, kn: Any = None, threads: int = 1
+                     ) -> None:
         """After the searches: each owner's slots sorted, offsets, pairs gathered as quads,
-        the count and (gathered sums) the per-particle incidence lists."""
-        launch(kl.sort_slots, self.queries, [list_state, self.slots, self.counts, self.keys,
-                                             self.kept])
+        the count and (gathered sums) the per-particle incidence lists (the sorting and the
+        gathering as native loops on ``threads`` threads where ``kn``, the CPU's native
+        kernels, is given)."""
+        sort_args = [list_state, self.slots, self.counts, self.keys, self.kept]
+        if kn is not None:
+            launch(kn.sort_slots_all, 1, [*sort_args, threads])
+        else:
+            launch(kl.sort_slots, self.queries, sort_args)
         self.scan.issue(launch, k, self.kept, self.offsets, gate)
-        launch(kl.gather, self.queries, [list_state, family, tris, edges, self.slots,
-                                         self.kept, self.offsets, self.keys, self.idx])
+        gather_args = [list_state, family, tris, edges, self.slots, self.kept, self.offsets,
+                       self.keys, self.idx]
+        if kn is not None:
+            launch(kn.gather_all, 1, [*gather_args, threads])
+        else:
+            launch(kl.gather, self.queries, gather_args)
         launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
                                         self.need])
         if self.scatter:

@@ -134,6 +134,13 @@ class DeviceLists:
         """The native edge search's entries in grid order: ends and moving flags, sphere
         radii."""
 
+    def _compact(self, launch: Any, owners: int, args: list[Any]) -> None:
+        """The partial update's ``compact`` of one family's slots (native on the CPU)."""
+        if self.native is not None:
+            launch(self.native.compact_all, 1, [*args, self.threads])
+        else:
+            launch(self.kl.compact, owners, args)
+
     def issue(self, launch: Any, p: Any, inv_mass: Any, tris: Any, edges: Any, thickness: float, clamp: float,
               large_skin: float, pt: Any, ee: Any, pt_excluded: tuple[Any, Any],
               ee_excluded: tuple[Any, Any], gate: Any, stats: Any) -> None:
@@ -162,8 +169,8 @@ class DeviceLists:
         # triangles that did not.
         vg = self.vertex_grid
         vg.issue_build(launch, k, kl, ref, self.radius, extent, scale, gate)
-        launch(kl.compact, self.n_tris, [tris, mover, edges, 0, st, pt.slots, pt.counts,
-                                         pt.keys])
+        self._compact(launch, self.n_tris, [tris, mover, edges, 0, st, pt.slots,
+                                    pt.counts, pt.keys])
         pt_args = [ref, tris, mover, self.radius, *vg.query_args(), *pt_excluded, st, pt.slots,
                    pt.counts, pt.keys, pt.need_slots]
         if self.native is not None:
@@ -183,7 +190,8 @@ class DeviceLists:
             launch(self.native.pt_movers_all, 1, [*movers_args, tg.pos, tg.half, self.threads])
         else:
             launch(kl.pt_movers, n, movers_args)
-        pt.issue_finish(launch, k, kl, st, 0, tris, edges, gate)
+        pt.issue_finish(launch, k, kl, st, 0, tris, edges, gate, self.native,
+                         self.threads)
         # Edge-edge: edges that moved against all edges, each pair in its lower edge's slots.
         launch(kl.zero_scalar, 1, [self.edge_maxhalf, gate])
         launch(kl.edge_boxes, self.n_edges, [ref, edges, st, self.edge_mid, self.edge_half,
@@ -191,8 +199,8 @@ class DeviceLists:
         eg = self.edge_grid
         eg.issue_build(launch, k, kl, self.edge_mid, self.radius, extent, scale, gate,
                        self.edge_half)
-        launch(kl.compact, self.n_edges, [tris, mover, edges, 1, st, ee.slots, ee.counts,
-                                          ee.keys])
+        self._compact(launch, self.n_edges, [tris, mover, edges, 1, st, ee.slots,
+                                    ee.counts, ee.keys])
         ee_args = [ref, edges, mover, self.radius, self.edge_mid, self.edge_half,
                    self.edge_maxhalf, *eg.query_args(), *ee_excluded, st, ee.slots, ee.counts,
                    ee.keys, ee.need_slots]
@@ -201,4 +209,5 @@ class DeviceLists:
                                                    self.threads])
         else:
             launch(kl.ee_edges, self.n_edges, ee_args)
-        ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate)
+        ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate, self.native,
+                         self.threads)

@@ -756,6 +756,124 @@ void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
   STATS[__STAT_EVALUATED__] += evaluated;
 """
 
+# The slot kernels of :mod:`.selfcollision_list_kernels` (``compact``, ``sort_slots``,
+# ``gather``: integers only, every owner on its own), owners in blocks on the stage's threads.
+_OWNERS = r"""
+void pbd_owners___TAG__(void** ptrs, const int* ints);
+void* pbd_ptrs[] = {(void*)state.data, (void*)cnt.data, (void*)keys.data, __POINTERS__};
+const int pbd_ints[] = {__N__, threads, slots, __INTS__};
+pbd_owners___TAG__(pbd_ptrs, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
+const int BLOCK = 1024;
+struct Job { void** ptrs; const int* ints; int* next; int n; };
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  const int* ST = (const int*)J->ptrs[0];
+  int* CNT = (int*)J->ptrs[1];
+  int* KEYS = (int*)J->ptrs[2];
+  const int slots = J->ints[2];
+  const int mode = ST[0];
+  (void)mode; (void)CNT; (void)KEYS; (void)slots;
+__DECL__
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+    const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+    for (int o = b0; o < b1; ++o) {
+__BODY__
+    }
+  }
+  return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_owners___TAG__(void** ptrs, const int* ints) {
+  using namespace pbd___TAG__;
+  if (((const int*)ptrs[0])[0] == 0) return;
+  const int n = ints[0];
+  int threads = ints[1] < 1 ? 1 : (ints[1] > 8 ? 8 : ints[1]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+"""
+
+# compact: owners that moved are emptied; the others drop the partners that moved (in order)
+_COMPACT_DECL = r"""
+  const int* TRIS = (const int*)J->ptrs[3];
+  const int* MOVER = (const int*)J->ptrs[4];
+  const int* EDGES = (const int*)J->ptrs[5];
+  const int family = J->ints[3];
+"""
+_COMPACT = r"""
+      int moving = 1;
+      if (mode == 1) {
+        if (family == 0) {
+          const int* t = TRIS + 3 * o;
+          moving = MOVER[t[0]] > MOVER[t[1]] ? MOVER[t[0]] : MOVER[t[1]];
+          moving = moving > MOVER[t[2]] ? moving : MOVER[t[2]];
+        } else {
+          moving = MOVER[EDGES[2 * o]] > MOVER[EDGES[2 * o + 1]] ? MOVER[EDGES[2 * o]]
+                                                                 : MOVER[EDGES[2 * o + 1]];
+        }
+      }
+      if (moving != 0) { CNT[o] = 0; continue; }
+      const int m = CNT[o] < slots ? CNT[o] : slots;
+      int* key = KEYS + o * slots;
+      int j = 0;
+      for (int k = 0; k < m; ++k) {
+        const int q = key[k];
+        const int gone = family == 0 ? MOVER[q]
+            : (MOVER[EDGES[2 * q]] > MOVER[EDGES[2 * q + 1]] ? MOVER[EDGES[2 * q]]
+                                                              : MOVER[EDGES[2 * q + 1]]);
+        if (gone == 0) { key[j] = q; j += 1; }
+      }
+      CNT[o] = j;
+"""
+
+# sort_slots: each owner's partners in ascending order (insertion sort), its count clamped
+_SORT_DECL = r"""
+  int* KEPT = (int*)J->ptrs[3];
+"""
+_SORT = r"""
+      const int m = CNT[o] < slots ? CNT[o] : slots;
+      int* key = KEYS + o * slots;
+      for (int a = 1; a < m; ++a) {
+        const int v = key[a];
+        int b = a - 1;
+        while (b >= 0 && key[b] > v) { key[b + 1] = key[b]; b -= 1; }
+        key[b + 1] = v;
+      }
+      KEPT[o] = m;
+"""
+
+# gather: owner o's pairs as particle quads at out[offsets[o]:], those past the capacity dropped
+_GATHER_DECL = r"""
+  const int* TRIS = (const int*)J->ptrs[3];
+  const int* EDGES = (const int*)J->ptrs[4];
+  const int* KEPT = (const int*)J->ptrs[5];
+  const int* OFFSETS = (const int*)J->ptrs[6];
+  int* OUT = (int*)J->ptrs[7];
+  const int family = J->ints[3], cap = J->ints[4];
+"""
+_GATHER = r"""
+      const int at = OFFSETS[o];
+      const int* key = KEYS + o * slots;
+      for (int f = 0; f < KEPT[o]; ++f) {
+        if (at + f >= cap) break;
+        const int q = key[f];
+        int* quad = OUT + 4 * (at + f);
+        if (family == 0) {
+          quad[0] = q; quad[1] = TRIS[3 * o]; quad[2] = TRIS[3 * o + 1]; quad[3] = TRIS[3 * o + 2];
+        } else {
+          quad[0] = EDGES[2 * o]; quad[1] = EDGES[2 * o + 1];
+          quad[2] = EDGES[2 * q]; quad[3] = EDGES[2 * q + 1];
+        }
+      }
+"""
+
+
 #: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
 #: ``pbd_team_run``, which runs ``work`` on the calling thread and on ``threads - 1`` detached
 #: threads, every one taking blocks from the shared counter ``team->next`` (in the heap, freed by
@@ -1031,6 +1149,65 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         ptm_search(ref, tris, mover, radius_a, maxhalf, gf, gi, mask, start, entries,
                    excl_start, excluded, state, slots, cnt, keys, need, spos, shalf, threads)
 
+    def owners_text(tag: str, n: str, pointers: str, ints: str, decl: str, body: str) -> str:
+        text = _OWNERS.replace("__PTHREAD__", _PTHREAD).replace("__DECL__", decl)
+        text = text.replace("__BODY__", body).replace("__POINTERS__", pointers)
+        text = text.replace("__N__", n).replace("__INTS__", ints)
+        return text.replace("__TAG__", f"{tag}_{precision}")
+
+    def compact_body(owners: wp.array(dtype=wp.vec3i), mover: wp.array(dtype=i32),
+                     partner_ends: wp.array(dtype=wp.vec2i), family: int,
+                     state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                     keys: wp.array(dtype=i32), threads: int):
+        ...
+
+    def sort_body(state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                  keys: wp.array(dtype=i32), kept: wp.array(dtype=i32), threads: int):
+        ...
+
+    def gather_body(state: wp.array(dtype=i32), family: int, tris: wp.array(dtype=wp.vec3i),
+                    edges: wp.array(dtype=wp.vec2i), slots: int, kept: wp.array(dtype=i32),
+                    offsets: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                    out: wp.array(dtype=wp.vec4i), cnt: wp.array(dtype=i32), threads: int):
+        ...
+
+    for fn, name in ((compact_body, "compact_pass"), (sort_body, "sort_pass"),
+                     (gather_body, "gather_pass")):
+        fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
+    compact_pass = wp.func_native(owners_text(
+        "compact", "(family == 0 ? owners.shape[0] : partner_ends.shape[0])",
+        "(void*)owners.data, (void*)mover.data, (void*)partner_ends.data", "family",
+        _COMPACT_DECL, _COMPACT))(compact_body)
+    sort_pass = wp.func_native(owners_text(
+        "sort", "cnt.shape[0]", "(void*)kept.data", "0", _SORT_DECL, _SORT))(sort_body)
+    gather_pass = wp.func_native(owners_text(
+        "gather", "kept.shape[0]",
+        "(void*)tris.data, (void*)edges.data, (void*)kept.data, (void*)offsets.data, "
+        "(void*)out.data", "family, out.shape[0]", _GATHER_DECL, _GATHER))(gather_body)
+
+    @wp.kernel(module=module)
+    def compact_all(owners: wp.array(dtype=wp.vec3i), mover: wp.array(dtype=i32),
+                    partner_ends: wp.array(dtype=wp.vec2i), family: int,
+                    state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                    keys: wp.array(dtype=i32), threads: int):
+        """``compact`` of every owner (triangles: family 0, edges: 1), in blocks on
+        ``threads`` POSIX threads."""
+        compact_pass(owners, mover, partner_ends, family, state, slots, cnt, keys, threads)
+
+    @wp.kernel(module=module)
+    def sort_slots_all(state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                       keys: wp.array(dtype=i32), kept: wp.array(dtype=i32), threads: int):
+        """``sort_slots`` of every owner, in blocks on ``threads`` POSIX threads."""
+        sort_pass(state, slots, cnt, keys, kept, threads)
+
+    @wp.kernel(module=module)
+    def gather_all(state: wp.array(dtype=i32), family: int, tris: wp.array(dtype=wp.vec3i),
+                   edges: wp.array(dtype=wp.vec2i), slots: int, kept: wp.array(dtype=i32),
+                   offsets: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                   out: wp.array(dtype=wp.vec4i), threads: int):
+        """``gather`` of every owner, in blocks on ``threads`` POSIX threads."""
+        gather_pass(state, family, tris, edges, slots, kept, offsets, keys, out, kept, threads)
+
     vec4: Any = wp.types.vector(4, scalar)
     def pairs_text(crossing: bool) -> str:
         pointers = ("(void*)act.data, (void*)corr.data, (void*)wc.data, (void*)touch.data, "
@@ -1150,6 +1327,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
 
     return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
                            pt_triangles_all=pt_triangles_all, pt_movers_all=pt_movers_all,
+                           compact_all=compact_all, sort_slots_all=sort_slots_all,
+                           gather_all=gather_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
                            track_begin_all=track_begin_all)
