@@ -406,7 +406,8 @@ class WarpSelfCollision:
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
                 launch(track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
                                                     fam.slack_c, fam.slack_x, fam.base,
-                                                    fam.workers])
+                                                    fam.workers if self.kn is None
+                                                    else self.threads])
         else:
             launch(k.moved_since, n, [p, self.last, self.moved])
         launch(k.project_begin, 1, [self.state, self.deep])

@@ -949,7 +949,9 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
 """
 
 
-# contact_relax and track_begin of :mod:`.selfcollision_kernels`, every pair in list order.
+# contact_relax (every pair in list order, one thread: its sums' float order matters) and
+# track_begin (every pair on its own, in blocks on the stage's threads) of
+# :mod:`.selfcollision_kernels`.
 _RELAX = r"""
 typedef __REAL__ R;
 const int* ST = (const int*)state.data;
@@ -979,15 +981,32 @@ for (int c = 0; c < n_pairs; ++c) {
 """
 
 _TRACK_BEGIN = r"""
+void pbd_track___TAG__(void** ptrs, const __REAL__* reals, const int* ints);
+void* pbd_ptrs[] = {(void*)p.data, (void*)idx.data, (void*)slack_c.data, (void*)slack_x.data,
+                    (void*)base.data};
+const __REAL__ pbd_reals[] = {band};
+const int pbd_ints[] = {((const int*)count.data)[0], edge_pairs, threads};
+pbd_track___TAG__(pbd_ptrs, pbd_reals, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
 typedef __REAL__ R;
-const R* P = (const R*)p.data;
-const int* IDX = (const int*)idx.data;
-const int n_pairs = ((const int*)count.data)[0];
-R* SC = (R*)slack_c.data;
-R* SX = (R*)slack_x.data;
-R* BASE = (R*)base.data;
+const int BLOCK = 2048;
+struct Job { void** ptrs; const R* reals; const int* ints; int* next; int n; };
+static void* work(void* arg) {
+Job* J = (Job*)arg;
+const R* P = (const R*)J->ptrs[0];
+const int* IDX = (const int*)J->ptrs[1];
+R* SC = (R*)J->ptrs[2];
+R* SX = (R*)J->ptrs[3];
+R* BASE = (R*)J->ptrs[4];
+const R band = J->reals[0];
+const int edge_pairs = J->ints[1];
 auto len3 = [](R x, R y, R z) -> R { return __SQRT__(x * x + y * y + z * z); };
-for (int c = 0; c < n_pairs; ++c) {
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int c = b0; c < b1; ++c) {
   const int* q = IDX + 4 * c;
   const R* a0 = P + 3 * q[0];
   const R* a1 = P + 3 * q[1];
@@ -1023,6 +1042,19 @@ for (int c = 0; c < n_pairs; ++c) {
   SX[c] = sl;
   BASE[c] = R(0);
 }
+}
+return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_track___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
+  using namespace pbd___TAG__;
+  const int n = ints[0];
+  int threads = ints[2] < 1 ? 1 : (ints[2] > 8 ? 8 : ints[2]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, reals, ints, nullptr, n};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
 """
 
 
@@ -1300,13 +1332,14 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     def track_body(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
                    count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
                    slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
-                   base: wp.array(dtype=scalar)):
+                   base: wp.array(dtype=scalar), threads: int):
         ...
 
     relax_body.__name__ = relax_body.__qualname__ = f"relax_pass_{precision}"
     relax_pass = wp.func_native(sub(_RELAX))(relax_body)
     track_body.__name__ = track_body.__qualname__ = f"track_pass_{precision}"
-    track_pass = wp.func_native(sub(_TRACK_BEGIN))(track_body)
+    track_pass = wp.func_native(sub(_TRACK_BEGIN).replace("__PTHREAD__", _PTHREAD).replace(
+        "__TAG__", f"track_{precision}"))(track_body)
 
     @wp.kernel(module=module)
     def contact_relax_all(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
@@ -1321,9 +1354,9 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     def track_begin_all(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
                         count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
                         slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
-                        base: wp.array(dtype=scalar), stride: int):
-        """``track_begin`` of every pair, one thread (``stride`` unused)."""
-        track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base)
+                        base: wp.array(dtype=scalar), threads: int):
+        """``track_begin`` of every pair, in blocks on ``threads`` POSIX threads."""
+        track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base, threads)
 
     return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
                            pt_triangles_all=pt_triangles_all, pt_movers_all=pt_movers_all,
