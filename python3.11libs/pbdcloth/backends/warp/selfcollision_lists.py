@@ -64,9 +64,19 @@ class RowGrid:
         self.scan = scan_type(self.buckets, device, block)
 
     def issue_build(self, launch: Any, k: Any, kl: Any, points: Any, radius: Any,
-                    extent: Any, scale: Any, gate: Any, halves: Any = None) -> None:
+                    extent: Any, scale: Any, gate: Any, halves: Any = None,
+                    native: Any = None) -> None:
         """Bounds, sweep axis and cell sizes, keys, a counting sort of the keys (entries in
-        key order; their order within a key does not matter: the owners' slots are sorted)."""
+        key order; their order within a key does not matter: the owners' slots are sorted);
+        one native loop where ``native`` (the CPU's native kernels) is given."""
+        if native is not None:
+            boxes = int(halves is not None)
+            launch(native.grid_build_all, 1, [points, halves if boxes else points, boxes,
+                                              radius, extent, scale, gate, self.lo, self.hi,
+                                              self.gf, self.gi, self.mask, self.key,
+                                              self.key_count, self.start, self.entries,
+                                              self.pos, self.half])
+            return
         launch(kl.bounds_reset, 1, [self.lo, self.hi, gate])
         launch(kl.bounds, self.m, [points, gate, self.lo, self.hi])
         launch(kl.grid_setup, 1, [self.lo, self.hi, radius, extent, scale, gate, self.gf,
@@ -168,7 +178,8 @@ class DeviceLists:
         # Point-triangle: triangles that moved against the vertices; movers against the
         # triangles that did not.
         vg = self.vertex_grid
-        vg.issue_build(launch, k, kl, ref, self.radius, extent, scale, gate)
+        vg.issue_build(launch, k, kl, ref, self.radius, extent, scale, gate,
+                       native=self.native)
         self._compact(launch, self.n_tris, [tris, mover, edges, 0, st, pt.slots,
                                     pt.counts, pt.keys])
         pt_args = [ref, tris, mover, self.radius, *vg.query_args(), *pt_excluded, st, pt.slots,
@@ -182,7 +193,7 @@ class DeviceLists:
                                            self.tri_maxhalf])
         tg = self.tri_grid
         tg.issue_build(launch, k, kl, self.tri_mid, self.radius, extent, scale, self.partial,
-                       self.tri_half)
+                       self.tri_half, self.native)
         movers_args = [ref, tris, mover, self.radius, self.tri_mid, self.tri_half,
                        self.tri_maxhalf, *tg.query_args(), *pt_excluded, st, pt.slots,
                        pt.counts, pt.keys, pt.need_slots]
@@ -198,7 +209,7 @@ class DeviceLists:
                                              self.edge_maxhalf])
         eg = self.edge_grid
         eg.issue_build(launch, k, kl, self.edge_mid, self.radius, extent, scale, gate,
-                       self.edge_half)
+                       self.edge_half, self.native)
         self._compact(launch, self.n_edges, [tris, mover, edges, 1, st, ee.slots,
                                     ee.counts, ee.keys])
         ee_args = [ref, edges, mover, self.radius, self.edge_mid, self.edge_half,

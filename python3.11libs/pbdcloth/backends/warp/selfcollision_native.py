@@ -53,6 +53,7 @@ from typing import Any
 import warp as wp
 
 from . import selfcollision_kernels as kk
+from . import selfcollision_list_kernels as lk
 
 # Shared C++ helpers: 3-vectors as three scalars, the grid's cell arithmetic, the slot push,
 # the rest-exclusion lookup and the closest points.
@@ -874,6 +875,67 @@ _GATHER = r"""
 """
 
 
+# A row grid of :mod:`.selfcollision_list_kernels` built in one native loop (one thread):
+# ``bounds``, ``grid_setup``, ``grid_keys``, the counting sort's scan and ``grid_fill``, the
+# same arithmetic, the entries of a key in point order as the kernels leave them on the CPU.
+_GRID = r"""
+typedef __REAL__ R;
+if (((const int*)gate.data)[0] == 0) return;
+const int m = points.shape[0];
+const R* X = (const R*)points.data;
+const R* HALVES = (const R*)halves.data;
+R* LO = (R*)lo.data;
+R* HI = (R*)hi.data;
+R* GF = (R*)gf.data;
+int* GI = (int*)gi.data;
+int* KEY = (int*)key.data;
+int* COUNT = (int*)key_count.data;
+int* START = (int*)start.data;
+int* ENTRIES = (int*)entries.data;
+R* SPOS = (R*)spos.data;
+R* SHALF = (R*)shalf.data;
+const int buckets = mask + 1;
+for (int a = 0; a < 3; ++a) { LO[a] = R(1e30); HI[a] = R(-1e30); }
+for (int i = 0; i < m; ++i)
+  for (int a = 0; a < 3; ++a) {
+    const R x = X[3 * i + a];
+    if (x < LO[a]) LO[a] = x;
+    if (x > HI[a]) HI[a] = x;
+  }
+int sa = 0;
+R best = HI[0] - LO[0];
+for (int a = 1; a < 3; ++a) if (HI[a] - LO[a] > best) { best = HI[a] - LO[a]; sa = a; }
+const int ua = (sa + 1) % 3, wa = (sa + 2) % 3;
+GI[0] = sa; GI[1] = ua; GI[2] = wa;
+R cell = scale * (extent + R(2.0) * ((const R*)radius.data)[0]);
+cell = cell > R(1e-9) ? cell : R(1e-9);
+const R inv = R(1.0) / cell, inv_s = R(4.0) / cell;
+GF[__GF_INV_ROW__] = inv;
+GF[__GF_INV_SWEEP__] = inv_s;
+for (int a = 0; a < 3; ++a) GF[__GF_LO__ + a] = LO[a];
+for (int b = 0; b < buckets; ++b) COUNT[b] = 0;
+for (int i = 0; i < m; ++i) {
+  const R* x = X + 3 * i;
+  const int iu = (int)wp::floor((x[ua] - LO[ua]) * inv);
+  const int iw = (int)wp::floor((x[wa] - LO[wa]) * inv);
+  const int is = (int)wp::floor((x[sa] - LO[sa]) * inv_s);
+  const long long h = ((long long)iu * 73856093LL) ^ ((long long)iw * 19349663LL);
+  const int k = ((int)(h & (long long)mask) + is) & mask;
+  KEY[i] = k;
+  COUNT[k] += 1;
+}
+int at = 0;
+for (int b = 0; b < buckets; ++b) { START[b] = at; at += COUNT[b]; COUNT[b] = START[b]; }
+START[buckets] = at;
+for (int i = 0; i < m; ++i) {
+  const int slot = COUNT[KEY[i]]++;
+  ENTRIES[slot] = i;
+  for (int a = 0; a < 3; ++a) SPOS[3 * slot + a] = X[3 * i + a];
+  if (boxes != 0) for (int a = 0; a < 3; ++a) SHALF[3 * slot + a] = HALVES[3 * i + a];
+}
+"""
+
+
 #: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
 #: ``pbd_team_run``, which runs ``work`` on the calling thread and on ``threads - 1`` detached
 #: threads, every one taking blocks from the shared counter ``team->next`` (in the heap, freed by
@@ -1240,6 +1302,36 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         """``gather`` of every owner, in blocks on ``threads`` POSIX threads."""
         gather_pass(state, family, tris, edges, slots, kept, offsets, keys, out, kept, threads)
 
+    def grid_body(points: wp.array(dtype=vec3), halves: wp.array(dtype=vec3), boxes: int,
+                  radius: wp.array(dtype=scalar), extent: scalar, scale: scalar,
+                  gate: wp.array(dtype=i32), lo: wp.array(dtype=scalar),
+                  hi: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                  gi: wp.array(dtype=i32), mask: int, key: wp.array(dtype=i32),
+                  key_count: wp.array(dtype=i32), start: wp.array(dtype=i32),
+                  entries: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                  shalf: wp.array(dtype=vec3)):
+        ...
+
+    grid_body.__name__ = grid_body.__qualname__ = f"grid_pass_{precision}"
+    grid_text = _GRID.replace("__REAL__", real)
+    for name in ("GF_INV_ROW", "GF_INV_SWEEP", "GF_LO"):
+        grid_text = grid_text.replace(f"__{name}__", str(getattr(lk, name)))
+    grid_pass = wp.func_native(grid_text)(grid_body)
+
+    @wp.kernel(module=module)
+    def grid_build_all(points: wp.array(dtype=vec3), halves: wp.array(dtype=vec3), boxes: int,
+                       radius: wp.array(dtype=scalar), extent: scalar, scale: scalar,
+                       gate: wp.array(dtype=i32), lo: wp.array(dtype=scalar),
+                       hi: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                       gi: wp.array(dtype=i32), mask: int, key: wp.array(dtype=i32),
+                       key_count: wp.array(dtype=i32), start: wp.array(dtype=i32),
+                       entries: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                       shalf: wp.array(dtype=vec3)):
+        """A row grid over ``points`` (``RowGrid.issue_build``'s kernels in one loop; with
+        ``boxes``, the ``halves`` in entry order too), where ``gate``."""
+        grid_pass(points, halves, boxes, radius, extent, scale, gate, lo, hi, gf, gi, mask,
+                  key, key_count, start, entries, spos, shalf)
+
     vec4: Any = wp.types.vector(4, scalar)
     def pairs_text(crossing: bool) -> str:
         pointers = ("(void*)act.data, (void*)corr.data, (void*)wc.data, (void*)touch.data, "
@@ -1361,7 +1453,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
                            pt_triangles_all=pt_triangles_all, pt_movers_all=pt_movers_all,
                            compact_all=compact_all, sort_slots_all=sort_slots_all,
-                           gather_all=gather_all,
+                           gather_all=gather_all, grid_build_all=grid_build_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
                            track_begin_all=track_begin_all)
