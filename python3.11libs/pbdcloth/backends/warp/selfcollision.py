@@ -43,8 +43,9 @@ reads the largest count needed; when it exceeded the buffers they grow and the f
 again from its start with a full build at its first substep (so a run that grew its buffers
 differs from one that started with large ones by that build; both are deterministic).
 
-CPU: the candidate searches and the narrow phase's loops over the pairs run as native loops
-(:mod:`.selfcollision_native`: the same arithmetic, the same lists and positions bit for bit),
+CPU: the grid builds, the candidate searches, the slot loops and the narrow phase's loops over
+the pairs run as native loops (:mod:`.selfcollision_native`: the same arithmetic, the same lists
+and positions bit for bit),
 which start POSIX threads of their own (``warp_cpu_threads``), as Warp runs every CPU launch
 on the calling thread and the frame is one graph replay. Cost: ``scripts/bench_selfcollision.py``
 (README, "Self-collision on Warp").

@@ -16,18 +16,26 @@ with dim 1, every owner in index order:
   within ``half + maxhalf + radius`` of an edge's midpoint; a partial update scans both ways
   (only the moving edges search).
 
-The pairs are those of the kernels (each owner's slots are sorted afterwards, so the order of
-the pushes does not matter). The narrow phase's loops over a family's pairs are native too:
-``pair_eval_all`` (a pass), ``mark_crossed_all`` (the fail-safe's search, the same text with the
-crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
+In a chunk of a key run the box, corner and sphere tests are computed as flags in a loop
+without branches first, then the closest points of the entries that pass (the edges' segments
+with selects instead of branches: the same values). The pairs are those of the kernels (each
+owner's slots are sorted afterwards, so the order of the pushes does not matter). Also native:
+``pt_movers_all`` (a partial update's moving vertices against the triangles that did not move),
+``grid_build_all`` (a row grid's bounds, keys and counting sort in one loop, the entries of a
+key in point order as the kernels leave them), the slot loops ``compact_all``,
+``sort_slots_all`` and ``gather_all`` (integers only), and the narrow phase's loops over a
+family's pairs: ``pair_eval_all`` (a pass: the skip test of a block of pairs without branches,
+then the pairs to evaluate), ``mark_crossed_all`` (the fail-safe's search, the same text with
+the crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
 replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
 tuning's ``warp_cpu_threads``, at most the machine's cores; :data:`_PTHREAD`): the threads take
 the next block of owners or pairs from a shared atomic counter until none is left, and the
 caller waits only for blocks already taken (on a machine whose other core is busy, a thread
-that has not started yet leaves all the work to the caller instead of holding it up). What
-they share is order-free: an owner's slot cursor is an atomic integer (the slots are sorted
+that has not started yet leaves all the work to the caller instead of holding it up; so
+whether a loop runs at all is decided before its threads start, as a thread that starts late
+works while blocks are left). What they share is order-free: an owner's slot cursor is an atomic integer (the slots are sorted
 afterwards), contact counts are atomic integer additions, the touch and revert marks store one
 value, and the deepest contact, the counters and the flags are combined after the blocks are
 done. The relaxation's scattered sums, whose float order matters, stay on one thread. So the
