@@ -29,8 +29,9 @@ then the pairs to evaluate), ``mark_crossed_all`` (the fail-safe's search, the s
 the crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
-replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
-tuning's ``warp_cpu_threads``, at most the machine's cores; :data:`_PTHREAD`): the threads take
+replay, so the searches and the pair passes run on POSIX threads of their own (``threads``,
+the tuning's ``warp_cpu_threads``, at most the machine's cores; a pool started once that
+sleeps between loops, :data:`_PTHREAD`): the threads take
 the next block of owners or pairs from a shared atomic counter until none is left, and the
 caller waits only for blocks already taken (on a machine whose other core is busy, a thread
 that has not started yet leaves all the work to the caller instead of holding it up; so
@@ -945,13 +946,18 @@ for (int i = 0; i < m; ++i) {
 
 
 #: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
-#: ``pbd_team_run``, which runs ``work`` on the calling thread and on ``threads - 1`` detached
-#: threads, every one taking blocks from the shared counter ``team->next`` (in the heap, freed by
-#: the last thread to leave). The caller waits only for blocks that a thread has taken: a thread
-#: counts itself active before it looks for a block, so one that starts after the last block
-#: was taken finds none and never touches the caller's jobs, and the caller never waits for a
-#: thread that the system has not started yet. Windows (no POSIX threads): the calling thread
-#: does every block.
+#: ``pbd_team_run``, which runs ``work`` on the calling thread and on up to ``threads - 1``
+#: workers of the module's pool, every one taking blocks from the shared counter
+#: ``team->next`` until none is left. The pool's threads are started once (detached, on the
+#: first run that asks for them) and then sleep on a condition variable between runs, so a run
+#: costs a wake-up rather than a thread start (~20-50 us each on a virtual machine). A run is
+#: posted under the pool's lock; a worker claims one of its jobs under the lock and counts
+#: itself active there; after its own blocks the caller closes the run under the lock (no later
+#: claims) and waits only for the workers that claimed a job, which each finish their current
+#: block: the caller never waits for a thread that the system has not woken yet, and a worker
+#: that wakes late finds the run closed and never touches the caller's jobs. A second caller
+#: while a run is posted (another host thread) does all its blocks itself. Windows (no POSIX
+#: threads): the calling thread does every block.
 _PTHREAD = r"""
 #ifndef PBD_TEAM_DECLARED
 #define PBD_TEAM_DECLARED
@@ -966,53 +972,82 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
 #else
 extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
 extern "C" int pthread_detach(unsigned long);
+extern "C" int pthread_mutex_lock(void*);
+extern "C" int pthread_mutex_unlock(void*);
+extern "C" int pthread_cond_wait(void*, void*);
+extern "C" int pthread_cond_broadcast(void*);
 extern "C" int sched_yield();
-extern "C" void* malloc(unsigned long);
-extern "C" void free(void*);
-struct PbdTeam { int next; int active; int refs; int n; };
-struct PbdTicket { PbdTeam* team; void* (*work)(void*); void* job; };
-static void pbd_team_leave(PbdTeam* team) {
-  if (__atomic_sub_fetch(&team->refs, 1, __ATOMIC_SEQ_CST) == 0) free(team);
-}
-static void* pbd_team_thread(void* arg) {
-  PbdTicket* tk = (PbdTicket*)arg;
-  PbdTeam* team = tk->team;
-  __atomic_fetch_add(&team->active, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&team->next, __ATOMIC_SEQ_CST) < team->n) tk->work(tk->job);
-  __atomic_fetch_sub(&team->active, 1, __ATOMIC_SEQ_CST);
-  free(tk);
-  pbd_team_leave(team);
+struct PbdTeam { int next; int active; int n; };
+// the pool: a zero-filled mutex and condition variable are initialized ones (glibc, musl)
+struct PbdPool {
+  alignas(64) char mutex[64];
+  alignas(64) char cond[64];
+  int workers;  // threads started
+  int generation;  // runs posted
+  int open;  // a run is posted and not yet closed
+  int claimed, wanted;  // jobs of the run claimed by workers, and how many it has for them
+  PbdTeam* team;
+  void* (*work)(void*);
+  char* jobs;
+  int size;
+};
+static PbdPool pbd_pool;
+static void* pbd_pool_thread(void*) {
+  PbdPool& P = pbd_pool;
+  pthread_mutex_lock(P.mutex);
+  int seen = P.generation;
+  for (;;) {
+    while (P.generation == seen) pthread_cond_wait(P.cond, P.mutex);
+    seen = P.generation;
+    if (!P.open || P.claimed >= P.wanted) continue;
+    P.claimed += 1;
+    PbdTeam* team = P.team;
+    void* (*work)(void*) = P.work;
+    void* job = P.jobs + P.claimed * P.size;
+    __atomic_fetch_add(&team->active, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(P.mutex);
+    if (__atomic_load_n(&team->next, __ATOMIC_SEQ_CST) < team->n) work(job);
+    __atomic_fetch_sub(&team->active, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(P.mutex);
+  }
   return nullptr;
 }
-// jobs: ``threads`` jobs of ``size`` bytes whose first field after the pointers is the
-// ``int* next`` that ``set_next`` points at the team's counter
+// jobs: ``threads`` jobs of ``size`` bytes whose ``int* next`` field ``set_next`` points at
+// the team's counter; job 0 is the caller's
 static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
                          void (*set_next)(void*, int*)) {
-  PbdTeam* team = (PbdTeam*)malloc(sizeof(PbdTeam));
-  if (team == nullptr) {
-    int next = 0;
-    set_next(jobs, &next);
-    work(jobs);
-    return;
-  }
-  team->next = 0; team->active = 0; team->refs = 1; team->n = n;
-  for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team->next);
-  for (int k = 1; k < threads; ++k) {
-    PbdTicket* tk = (PbdTicket*)malloc(sizeof(PbdTicket));
-    if (tk == nullptr) break;
-    *tk = PbdTicket{team, work, jobs + k * size};
-    __atomic_fetch_add(&team->refs, 1, __ATOMIC_SEQ_CST);
-    unsigned long id;
-    if (pthread_create(&id, nullptr, pbd_team_thread, tk) != 0) {
-      free(tk);
-      __atomic_fetch_sub(&team->refs, 1, __ATOMIC_SEQ_CST);
-      break;
+  PbdPool& P = pbd_pool;
+  PbdTeam team{0, 0, n};
+  for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team.next);
+  bool posted = false;
+  if (threads > 1) {
+    pthread_mutex_lock(P.mutex);
+    while (P.workers < threads - 1) {
+      unsigned long id;
+      if (pthread_create(&id, nullptr, pbd_pool_thread, nullptr) != 0) break;
+      pthread_detach(id);
+      P.workers += 1;
     }
-    pthread_detach(id);
+    if (!P.open && P.workers > 0) {
+      P.open = 1;
+      P.claimed = 0;
+      P.wanted = threads - 1 < P.workers ? threads - 1 : P.workers;
+      P.team = &team;
+      P.work = work;
+      P.jobs = jobs;
+      P.size = size;
+      P.generation += 1;
+      posted = true;
+      pthread_cond_broadcast(P.cond);
+    }
+    pthread_mutex_unlock(P.mutex);
   }
   work(jobs);
-  while (__atomic_load_n(&team->active, __ATOMIC_SEQ_CST) != 0) sched_yield();
-  pbd_team_leave(team);
+  if (!posted) return;
+  pthread_mutex_lock(P.mutex);
+  P.open = 0;
+  pthread_mutex_unlock(P.mutex);
+  while (__atomic_load_n(&team.active, __ATOMIC_SEQ_CST) != 0) sched_yield();
 }
 #endif
 #endif
