@@ -43,8 +43,9 @@ reads the largest count needed; when it exceeded the buffers they grow and the f
 again from its start with a full build at its first substep (so a run that grew its buffers
 differs from one that started with large ones by that build; both are deterministic).
 
-CPU: the candidate searches and the narrow phase's loops over the pairs run as native loops
-(:mod:`.selfcollision_native`: the same arithmetic, the same lists and positions bit for bit),
+CPU: the grid builds, the candidate searches, the slot loops and the narrow phase's loops over
+the pairs run as native loops (:mod:`.selfcollision_native`: the same arithmetic, the same lists
+and positions bit for bit),
 which start POSIX threads of their own (``warp_cpu_threads``), as Warp runs every CPU launch
 on the calling thread and the frame is one graph replay. Cost: ``scripts/bench_selfcollision.py``
 (README, "Self-collision on Warp").
@@ -157,14 +158,24 @@ class _Candidates:
         self.n = n
 
     def issue_finish(self, launch: Any, k: Any, kl: Any, list_state: Any, family: int,
-                     tris: Any, edges: Any, gate: Any) -> None:
+                     tris: Any, edges: Any, gate: Any, kn: Any = None, threads: int = 1
+                     ) -> None:
         """After the searches: each owner's slots sorted, offsets, pairs gathered as quads,
-        the count and (gathered sums) the per-particle incidence lists."""
-        launch(kl.sort_slots, self.queries, [list_state, self.slots, self.counts, self.keys,
-                                             self.kept])
+        the count and (gathered sums) the per-particle incidence lists (the sorting and the
+        gathering as native loops on ``threads`` threads where ``kn``, the CPU's native
+        kernels, is given)."""
+        sort_args = [list_state, self.slots, self.counts, self.keys, self.kept]
+        if kn is not None:
+            launch(kn.sort_slots_all, 1, [*sort_args, threads])
+        else:
+            launch(kl.sort_slots, self.queries, sort_args)
         self.scan.issue(launch, k, self.kept, self.offsets, gate)
-        launch(kl.gather, self.queries, [list_state, family, tris, edges, self.slots,
-                                         self.kept, self.offsets, self.keys, self.idx])
+        gather_args = [list_state, family, tris, edges, self.slots, self.kept, self.offsets,
+                       self.keys, self.idx]
+        if kn is not None:
+            launch(kn.gather_all, 1, [*gather_args, threads])
+        else:
+            launch(kl.gather, self.queries, gather_args)
         launch(k.finish_candidates, 1, [self.scan.total, self.capacity, gate, self.count,
                                         self.need])
         if self.scatter:
@@ -396,7 +407,8 @@ class WarpSelfCollision:
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
                 launch(track_begin, fam.workers, [p, fam.idx, fam.count, edge_pairs, band,
                                                     fam.slack_c, fam.slack_x, fam.base,
-                                                    fam.workers])
+                                                    fam.workers if self.kn is None
+                                                    else self.threads])
         else:
             launch(k.moved_since, n, [p, self.last, self.moved])
         launch(k.project_begin, 1, [self.state, self.deep])

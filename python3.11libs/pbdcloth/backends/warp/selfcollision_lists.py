@@ -64,9 +64,19 @@ class RowGrid:
         self.scan = scan_type(self.buckets, device, block)
 
     def issue_build(self, launch: Any, k: Any, kl: Any, points: Any, radius: Any,
-                    extent: Any, scale: Any, gate: Any, halves: Any = None) -> None:
+                    extent: Any, scale: Any, gate: Any, halves: Any = None,
+                    native: Any = None) -> None:
         """Bounds, sweep axis and cell sizes, keys, a counting sort of the keys (entries in
-        key order; their order within a key does not matter: the owners' slots are sorted)."""
+        key order; their order within a key does not matter: the owners' slots are sorted);
+        one native loop where ``native`` (the CPU's native kernels) is given."""
+        if native is not None:
+            boxes = int(halves is not None)
+            launch(native.grid_build_all, 1, [points, halves if boxes else points, boxes,
+                                              radius, extent, scale, gate, self.lo, self.hi,
+                                              self.gf, self.gi, self.mask, self.key,
+                                              self.key_count, self.start, self.entries,
+                                              self.pos, self.half])
+            return
         launch(kl.bounds_reset, 1, [self.lo, self.hi, gate])
         launch(kl.bounds, self.m, [points, gate, self.lo, self.hi])
         launch(kl.grid_setup, 1, [self.lo, self.hi, radius, extent, scale, gate, self.gf,
@@ -129,6 +139,17 @@ class DeviceLists:
         self.vertex_grid = RowGrid(n, dev, block, scan_type, s)
         self.tri_grid = RowGrid(n_tris, dev, block, scan_type, s)
         self.edge_grid = RowGrid(n_edges, dev, block, scan_type, s)
+        self.edge_scratch = (wp.zeros(3 * n_edges, dtype=wp.int32, device=dev),
+                             wp.zeros(n_edges, dtype=s, device=dev))
+        """The native edge search's entries in grid order: ends and moving flags, sphere
+        radii."""
+
+    def _compact(self, launch: Any, owners: int, args: list[Any]) -> None:
+        """The partial update's ``compact`` of one family's slots (native on the CPU)."""
+        if self.native is not None:
+            launch(self.native.compact_all, 1, [*args, self.threads])
+        else:
+            launch(self.kl.compact, owners, args)
 
     def issue(self, launch: Any, p: Any, inv_mass: Any, tris: Any, edges: Any, thickness: float, clamp: float,
               large_skin: float, pt: Any, ee: Any, pt_excluded: tuple[Any, Any],
@@ -157,9 +178,10 @@ class DeviceLists:
         # Point-triangle: triangles that moved against the vertices; movers against the
         # triangles that did not.
         vg = self.vertex_grid
-        vg.issue_build(launch, k, kl, ref, self.radius, extent, scale, gate)
-        launch(kl.compact, self.n_tris, [tris, mover, edges, 0, st, pt.slots, pt.counts,
-                                         pt.keys])
+        vg.issue_build(launch, k, kl, ref, self.radius, extent, scale, gate,
+                       native=self.native)
+        self._compact(launch, self.n_tris, [tris, mover, edges, 0, st, pt.slots,
+                                    pt.counts, pt.keys])
         pt_args = [ref, tris, mover, self.radius, *vg.query_args(), *pt_excluded, st, pt.slots,
                    pt.counts, pt.keys, pt.need_slots]
         if self.native is not None:
@@ -171,25 +193,32 @@ class DeviceLists:
                                            self.tri_maxhalf])
         tg = self.tri_grid
         tg.issue_build(launch, k, kl, self.tri_mid, self.radius, extent, scale, self.partial,
-                       self.tri_half)
-        launch(kl.pt_movers, n, [ref, tris, mover, self.radius, self.tri_mid, self.tri_half,
-                                 self.tri_maxhalf, *tg.query_args(), *pt_excluded, st,
-                                 pt.slots, pt.counts, pt.keys, pt.need_slots])
-        pt.issue_finish(launch, k, kl, st, 0, tris, edges, gate)
+                       self.tri_half, self.native)
+        movers_args = [ref, tris, mover, self.radius, self.tri_mid, self.tri_half,
+                       self.tri_maxhalf, *tg.query_args(), *pt_excluded, st, pt.slots,
+                       pt.counts, pt.keys, pt.need_slots]
+        if self.native is not None:
+            launch(self.native.pt_movers_all, 1, [*movers_args, tg.pos, tg.half, self.threads])
+        else:
+            launch(kl.pt_movers, n, movers_args)
+        pt.issue_finish(launch, k, kl, st, 0, tris, edges, gate, self.native,
+                         self.threads)
         # Edge-edge: edges that moved against all edges, each pair in its lower edge's slots.
         launch(kl.zero_scalar, 1, [self.edge_maxhalf, gate])
         launch(kl.edge_boxes, self.n_edges, [ref, edges, st, self.edge_mid, self.edge_half,
                                              self.edge_maxhalf])
         eg = self.edge_grid
         eg.issue_build(launch, k, kl, self.edge_mid, self.radius, extent, scale, gate,
-                       self.edge_half)
-        launch(kl.compact, self.n_edges, [tris, mover, edges, 1, st, ee.slots, ee.counts,
-                                          ee.keys])
+                       self.edge_half, self.native)
+        self._compact(launch, self.n_edges, [tris, mover, edges, 1, st, ee.slots,
+                                    ee.counts, ee.keys])
         ee_args = [ref, edges, mover, self.radius, self.edge_mid, self.edge_half,
                    self.edge_maxhalf, *eg.query_args(), *ee_excluded, st, ee.slots, ee.counts,
                    ee.keys, ee.need_slots]
         if self.native is not None:
-            launch(self.native.ee_edges_all, 1, [*ee_args, eg.pos, eg.half, self.threads])
+            launch(self.native.ee_edges_all, 1, [*ee_args, eg.pos, eg.half, *self.edge_scratch,
+                                                   self.threads])
         else:
             launch(kl.ee_edges, self.n_edges, ee_args)
-        ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate)
+        ee.issue_finish(launch, k, kl, st, 1, tris, edges, gate, self.native,
+                         self.threads)

@@ -16,18 +16,27 @@ with dim 1, every owner in index order:
   within ``half + maxhalf + radius`` of an edge's midpoint; a partial update scans both ways
   (only the moving edges search).
 
-The pairs are those of the kernels (each owner's slots are sorted afterwards, so the order of
-the pushes does not matter). The narrow phase's loops over a family's pairs are native too:
-``pair_eval_all`` (a pass), ``mark_crossed_all`` (the fail-safe's search, the same text with the
-crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
+In a chunk of a key run the box, corner and sphere tests are computed as flags in a loop
+without branches first, then the closest points of the entries that pass (the edges' segments
+with selects instead of branches: the same values). The pairs are those of the kernels (each
+owner's slots are sorted afterwards, so the order of the pushes does not matter). Also native:
+``pt_movers_all`` (a partial update's moving vertices against the triangles that did not move),
+``grid_build_all`` (a row grid's bounds, keys and counting sort in one loop, the entries of a
+key in point order as the kernels leave them), the slot loops ``compact_all``,
+``sort_slots_all`` and ``gather_all`` (integers only), and the narrow phase's loops over a
+family's pairs: ``pair_eval_all`` (a pass: the skip test of a block of pairs without branches,
+then the pairs to evaluate), ``mark_crossed_all`` (the fail-safe's search, the same text with
+the crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
-replay, so the searches and the pair passes start POSIX threads themselves (``threads``, the
-tuning's ``warp_cpu_threads``, at most the machine's cores; :data:`_PTHREAD`): the threads take
+replay, so the searches and the pair passes run on POSIX threads of their own (``threads``,
+the tuning's ``warp_cpu_threads``, at most the machine's cores; a pool started once that
+sleeps between loops, :data:`_PTHREAD`): the threads take
 the next block of owners or pairs from a shared atomic counter until none is left, and the
 caller waits only for blocks already taken (on a machine whose other core is busy, a thread
-that has not started yet leaves all the work to the caller instead of holding it up). What
-they share is order-free: an owner's slot cursor is an atomic integer (the slots are sorted
+that has not started yet leaves all the work to the caller instead of holding it up; so
+whether a loop runs at all is decided before its threads start, as a thread that starts late
+works while blocks are left). What they share is order-free: an owner's slot cursor is an atomic integer (the slots are sorted
 afterwards), contact counts are atomic integer additions, the touch and revert marks store one
 value, and the deepest contact, the counters and the flags are combined after the blocks are
 done. The relaxation's scattered sums, whose float order matters, stay on one thread. So the
@@ -53,6 +62,7 @@ from typing import Any
 import warp as wp
 
 from . import selfcollision_kernels as kk
+from . import selfcollision_list_kernels as lk
 
 # Shared C++ helpers: 3-vectors as three scalars, the grid's cell arithmetic, the slot push,
 # the rest-exclusion lookup and the closest points.
@@ -94,7 +104,8 @@ _COMMON = r"""
   auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
   auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
   const int CHUNK = 64;
-  int hit[64];
+  int hit[64], near[64];
+  unsigned char okf[64];
 """
 
 #: The Warp function body of a search: the arrays' pointers to the dispatcher below it, which
@@ -121,12 +132,15 @@ __BODY__
 }  // namespace pbd___TAG__
 void pbd_search___TAG__(void** ptrs, const int* ints) {
   using namespace pbd___TAG__;
-  if (((const int*)ptrs[9])[0] == 0) return;
+  // (the mode is tested here, not in work(): a thread that starts late runs work() as long
+  // as blocks are left, so work() must take every block)
+  if (!(((const int*)ptrs[9])[0] __RUN_IF__)) return;
   const int n = ints[2];
   int threads = ints[3] < 1 ? 1 : (ints[3] > 8 ? 8 : ints[3]);
   if (n < 2 * BLOCK * threads) threads = 1;
   Job jobs[8];
   for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n, 0};
+__PRELUDE__
   pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
                [](void* job, int* next) { ((Job*)job)->next = next; });
   int* NEED = (int*)ptrs[12];
@@ -140,6 +154,8 @@ const R* SPOS = (const R*)J->ptrs[14];
 const R* SHALF = (const R*)J->ptrs[15];
 const R* MID = (const R*)J->ptrs[16];
 const R* HALF = (const R*)J->ptrs[17];
+const int* SEDGE = (const int*)J->ptrs[19];
+const R* SREACH = (const R*)J->ptrs[20];
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
@@ -176,31 +192,47 @@ for (int i = b0; i < b1; ++i) {
       // the box test of a chunk of the run without branches (its outcome is a coin flip,
       // which a branch predictor cannot learn), the entries that pass into hit[]
       const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      int nh = 0;
-      for (int k = b0; k < b1; ++k) {
-        const int j = ENTRIES[k];
-        const R* mj = SPOS + 3 * k;
-        const R* hj = SHALF + 3 * k;
-        const R mjs = mj[sa];
+      // (flags first, a loop the compiler vectorizes; then the indices of those set)
+      const int len = b1 - b0;
+      const int* ent = ENTRIES + b0;
+      const R* sp = SPOS + 3 * b0;
+      const R* sh = SHALF + 3 * b0;
+#pragma clang loop vectorize(enable)
+      for (int q = 0; q < len; ++q) {
+        const int j = ent[q];
+        const R* mj = sp + 3 * q;
+        const R* hj = sh + 3 * q;
+        const R mjs = sa == 0 ? mj[0] : (sa == 1 ? mj[1] : mj[2]);
         const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
             & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
             & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
             & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius);
-        hit[nh] = k;
-        nh += ok;
+        okf[q] = ok;
       }
+      int nh = 0;
+      for (int q = 0; q < len; ++q) {
+        hit[nh] = b0 + q;
+        nh += okf[q];
+      }
+      // the next tests of those without branches either (a partner taken by the other
+      // edge, a shared end, the bounding spheres), the partners that pass into near[]
+      int nn = 0;
       for (int h = 0; h < nh; ++h) {
         const int k = hit[h];
         const int j = ENTRIES[k];
         const R* mj = SPOS + 3 * k;
-        const R* hj = SHALF + 3 * k;
         const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
-        const int ej0 = EDGES[2 * j], ej1 = EDGES[2 * j + 1];
-        if (mode == 1 && j < i && (MOVER[ej0] > MOVER[ej1] ? MOVER[ej0] : MOVER[ej1]) != 0)
-          continue;
-        if (ei0 == ej0 || ei0 == ej1 || ei1 == ej0 || ei1 == ej1) continue;
-        const R reach = reach_i + wp::sqrt(dot3(hj, hj)) + radius;
-        if (dot3(dm, dm) > reach * reach) continue;
+        const int ej0 = SEDGE[3 * k], ej1 = SEDGE[3 * k + 1];
+        const R reach = reach_i + SREACH[k] + radius;
+        const bool ok = !((mode == 1) & (j < i) & (SEDGE[3 * k + 2] != 0))
+            & (ei0 != ej0) & (ei0 != ej1) & (ei1 != ej0) & (ei1 != ej1)
+            & !(dot3(dm, dm) > reach * reach);
+        near[nn] = j;
+        nn += ok;
+      }
+      int nk2 = 0;
+      for (int h = 0; h < nn; ++h) {
+        const int j = near[h];
         const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
         const R* p1 = REF + 3 * EDGES[2 * lo_e];
         const R* p2 = REF + 3 * EDGES[2 * lo_e + 1];
@@ -212,16 +244,22 @@ for (int i = b0; i < b1; ++i) {
         const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
         const R B = dot3(d1, d2);
         const R den = A * E - B * B;
-        R s = R(0);
-        if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), R(0), R(1));
-        R t = safe_div(B * s + F, E);
-        if (t < R(0)) s = clampr(safe_div(-C, A), R(0), R(1));
-        else if (t > R(1)) s = clampr(safe_div(B - C, A), R(0), R(1));
+        // (selects instead of branches: the same values, without mispredictions)
+        const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), R(0), R(1))
+                                             : R(0);
+        R t = safe_div(B * s0 + F, E);
+        const R s = t < R(0) ? clampr(safe_div(-C, A), R(0), R(1))
+                             : (t > R(1) ? clampr(safe_div(B - C, A), R(0), R(1)) : s0);
         t = clampr(t, R(0), R(1));
         const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
                         (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
                         (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
-        if (dot3(d, d) >= r2) continue;
+        hit[nk2] = j;
+        nk2 += !(dot3(d, d) >= r2);
+      }
+      for (int h = 0; h < nk2; ++h) {
+        const int j = hit[h];
+        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
         if (listed(lo_e, hi_e)) continue;
         push(lo_e, hi_e);
       }
@@ -230,6 +268,141 @@ for (int i = b0; i < b1; ++i) {
   }
 }
 }
+"""
+
+# Partial updates: each moving vertex against the triangles that did not move, their box
+# centres in the triangle grid (``pt_movers`` of :mod:`.selfcollision_list_kernels`): box
+# tests of a chunk without branches, then the triangle's own tests and the pair test of
+# ``_PT``, into the triangle's slots.
+_PTM = r"""
+const int* TRIS = (const int*)J->ptrs[13];
+const R* SPOS = (const R*)J->ptrs[14];
+const R* SHALF = (const R*)J->ptrs[15];
+const R g = ((const R*)J->ptrs[16])[0] + radius;
+const R third = R(1.0) / R(3.0);
+const R r2 = radius * radius;
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int v = b0; v < b1; ++v) {
+  if (MOVER[v] == 0) continue;
+  const R* x = REF + 3 * v;
+  R lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) { lo[k] = x[k] - g; hi[k] = x[k] + g; }
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+      const int len = b1 - b0;
+      const R* sp = SPOS + 3 * b0;
+      const R* sh = SHALF + 3 * b0;
+#pragma clang loop vectorize(enable)
+      for (int q = 0; q < len; ++q) {
+        const R* m = sp + 3 * q;
+        const R* hb = sh + 3 * q;
+        const R d[3] = {x[0] - m[0], x[1] - m[1], x[2] - m[2]};
+        okf[q] = !(wp::abs(d[0]) > hb[0] + radius) & !(wp::abs(d[1]) > hb[1] + radius)
+            & !(wp::abs(d[2]) > hb[2] + radius);
+      }
+      int nh = 0;
+      for (int q = 0; q < len; ++q) {
+        hit[nh] = b0 + q;
+        nh += okf[q];
+      }
+      for (int h = 0; h < nh; ++h) {
+        const int t = ENTRIES[hit[h]];
+        const int c0 = TRIS[3 * t], c1 = TRIS[3 * t + 1], c2 = TRIS[3 * t + 2];
+        if (MOVER[c0] != 0 || MOVER[c1] != 0 || MOVER[c2] != 0) continue;
+        if (v == c0 || v == c1 || v == c2) continue;
+        const R* a = REF + 3 * c0;
+        const R* b = REF + 3 * c1;
+        const R* c = REF + 3 * c2;
+        R centre[3];
+        for (int k = 0; k < 3; ++k) centre[k] = (a[k] + b[k] + c[k]) * third;
+        const R da[3] = {a[0] - centre[0], a[1] - centre[1], a[2] - centre[2]};
+        const R db[3] = {b[0] - centre[0], b[1] - centre[1], b[2] - centre[2]};
+        const R dc[3] = {c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]};
+        R m2 = dot3(da, da); const R mb = dot3(db, db), mc = dot3(dc, dc);
+        m2 = m2 > mb ? m2 : mb; m2 = m2 > mc ? m2 : mc;
+        const R reach = wp::sqrt(m2) + radius;
+        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
+        if (dot3(gx, gx) > reach * reach) continue;
+        const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
+__PT_EXACT__      }
+      }
+    }
+  }
+}
+}
+"""
+
+#: Before the edge-edge search's threads start: each grid entry's edge ends, whether it
+#: moved (partial updates) and its bounding sphere's radius, in entry order (SEDGE, SREACH),
+#: so the search reads them in memory order.
+_EE_PRELUDE = r"""
+  {
+    const int* ENTRIES = (const int*)ptrs[6];
+    const int* EDGES = (const int*)ptrs[13];
+    const R* SHALF = (const R*)ptrs[15];
+    const int* MOVER = (const int*)ptrs[1];
+    int* SEDGE = (int*)ptrs[19];
+    R* SREACH = (R*)ptrs[20];
+    const int mode = ((const int*)ptrs[9])[0];
+    for (int k = 0; k < n; ++k) {
+      const int j = ENTRIES[k];
+      const int a = EDGES[2 * j], b = EDGES[2 * j + 1];
+      SEDGE[3 * k] = a;
+      SEDGE[3 * k + 1] = b;
+      SEDGE[3 * k + 2] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
+      const R* h = SHALF + 3 * k;
+      SREACH[k] = wp::sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+    }
+  }
+"""
+
+#: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
+#: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
+#: closest point, the rest exclusions, the push.
+_PT_EXACT = r"""        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
+        const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+        const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+        const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
+        const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+        const R den = va + vb + vc;
+        const R d43 = d4 - d3, d56 = d5 - d6;
+        R bv = R(0), bw = R(0);
+        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
+        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
+        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
+        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
+        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
+        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
+          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
+        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
+        bv = clampr(bv, R(0), R(1));
+        bw = clampr(bw, R(0), R(1) - bv);
+        const R bu = R(1) - bv - bw;
+        const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
+                        x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
+                        x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
+        if (dot3(d, d) >= r2) continue;
+        if (listed(t, v)) continue;
+        push(t, v);
 """
 
 _PT = r"""
@@ -279,47 +452,31 @@ for (int t = b0; t < b1; ++t) {
       }
       for (int b0 = e0; b0 < e1; b0 += CHUNK) {
       const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      int nh = 0;
-      for (int k = b0; k < b1; ++k) {
-        const R* x = SPOS + 3 * k;
+      // the box, corner and sphere tests without branches (flags first, a loop the
+      // compiler vectorizes), the entries that pass into hit[]
+      const int len = b1 - b0;
+      const int* ent = ENTRIES + b0;
+      const R* sp = SPOS + 3 * b0;
+#pragma clang loop vectorize(enable)
+      for (int q = 0; q < len; ++q) {
+        const R* x = sp + 3 * q;
+        const int v = ent[q];
+        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
         const bool ok = !(x[0] < lo[0]) & !(x[1] < lo[1]) & !(x[2] < lo[2])
-            & !(x[0] > hi[0]) & !(x[1] > hi[1]) & !(x[2] > hi[2]);
-        hit[nh] = k;
-        nh += ok;
+            & !(x[0] > hi[0]) & !(x[1] > hi[1]) & !(x[2] > hi[2])
+            & (v != c0) & (v != c1) & (v != c2) & !(dot3(gx, gx) > reach2);
+        okf[q] = ok;
+      }
+      int nh = 0;
+      for (int q = 0; q < len; ++q) {
+        hit[nh] = b0 + q;
+        nh += okf[q];
       }
       for (int h = 0; h < nh; ++h) {
         const int k = hit[h];
         const int v = ENTRIES[k];
         const R* x = SPOS + 3 * k;
-        if (v == c0 || v == c1 || v == c2) continue;
-        const R gx[3] = {x[0] - centre[0], x[1] - centre[1], x[2] - centre[2]};
-        if (dot3(gx, gx) > reach2) continue;
-        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
-        const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
-        const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
-        const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
-        const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-        const R den = va + vb + vc;
-        const R d43 = d4 - d3, d56 = d5 - d6;
-        R bv = R(0), bw = R(0);
-        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
-        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
-        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
-        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
-        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
-        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
-          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
-        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
-        bv = clampr(bv, R(0), R(1));
-        bw = clampr(bw, R(0), R(1) - bv);
-        const R bu = R(1) - bv - bw;
-        const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
-                        x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
-                        x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
-        if (dot3(d, d) >= r2) continue;
-        if (listed(t, v)) continue;
-        push(t, v);
-      }
+__PT_EXACT__      }
       }
     }
   }
@@ -385,20 +542,33 @@ static void* work(void* arg) {
     out[2] = a[0] * b[1] - a[1] * b[0];
   };
   int evaluated = 0;
+  unsigned char evalf[BLOCK];
+  int todo[BLOCK];
   for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
        b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
   const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
-  for (int c = b0; c < b1; ++c) {
+  // the skip test of the block's pairs without branches (a loop the compiler vectorizes;
+  // every pair's contact flag starts cleared, as an evaluation clears it too), then the
+  // pairs to evaluate one by one
+  const int len = b1 - b0;
+  if (!CROSSING) for (int c = b0; c < b1; ++c) ACT[c] = 0;
+#pragma clang loop vectorize(enable)
+  for (int o = 0; o < len; ++o) {
+    const int c = b0 + o;
     const int* q = IDX + 4 * c;
-    if (skip != 0) {
-      R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-      R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-      R most = m01 > m23 ? m01 : m23;
-      if (R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c])) {
-        if (!CROSSING) ACT[c] = 0;
-        continue;
-      }
-    }
+    R m01 = MOVED[q[0]] > MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+    R m23 = MOVED[q[2]] > MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+    R most = m01 > m23 ? m01 : m23;
+    evalf[o] = (skip == 0) | !(R(2.0) * (most - BASE[c]) + margin < (CROSSING ? SX[c] : SC[c]));
+  }
+  int ne = 0;
+  for (int o = 0; o < len; ++o) {
+    todo[ne] = b0 + o;
+    ne += evalf[o];
+  }
+  for (int e = 0; e < ne; ++e) {
+    const int c = todo[e];
+    const int* q = IDX + 4 * c;
     evaluated += 1;
     const R* x_ = P + 3 * q[0];
     const R* a = P + 3 * q[1];
@@ -465,11 +635,11 @@ static void* work(void* arg) {
       const R A = dot3(e1, e1), E = dot3(e2, e2), F = dot3(e2, rr), C = dot3(e1, rr);
       const R B = dot3(e1, e2);
       const R den = A * E - B * B;
-      R s = Z;
-      if (den > R(1e-12) * A * E) s = clampr(safe_div(B * F - C * E, den), Z, ONE);
-      R t2 = safe_div(B * s + F, E);
-      if (t2 < Z) s = clampr(safe_div(-C, A), Z, ONE);
-      else if (t2 > ONE) s = clampr(safe_div(B - C, A), Z, ONE);
+      // (selects instead of branches: the same values, without mispredictions)
+      const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), Z, ONE) : Z;
+      R t2 = safe_div(B * s0 + F, E);
+      const R s = t2 < Z ? clampr(safe_div(-C, A), Z, ONE)
+                         : (t2 > ONE ? clampr(safe_div(B - C, A), Z, ONE) : s0);
       t2 = clampr(t2, Z, ONE);
       for (int k = 0; k < 3; ++k) diff[k] = (p1[k] + e1[k] * s) - (q1[k] + e2[k] * t2);
       dist2 = dot3(diff, diff);
@@ -596,14 +766,198 @@ void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
   STATS[__STAT_EVALUATED__] += evaluated;
 """
 
+# The slot kernels of :mod:`.selfcollision_list_kernels` (``compact``, ``sort_slots``,
+# ``gather``: integers only, every owner on its own), owners in blocks on the stage's threads.
+_OWNERS = r"""
+void pbd_owners___TAG__(void** ptrs, const int* ints);
+void* pbd_ptrs[] = {(void*)state.data, (void*)cnt.data, (void*)keys.data, __POINTERS__};
+const int pbd_ints[] = {__N__, threads, slots, __INTS__};
+pbd_owners___TAG__(pbd_ptrs, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
+const int BLOCK = 1024;
+struct Job { void** ptrs; const int* ints; int* next; int n; };
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  const int* ST = (const int*)J->ptrs[0];
+  int* CNT = (int*)J->ptrs[1];
+  int* KEYS = (int*)J->ptrs[2];
+  const int slots = J->ints[2];
+  const int mode = ST[0];
+  (void)mode; (void)CNT; (void)KEYS; (void)slots;
+__DECL__
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+    const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+    for (int o = b0; o < b1; ++o) {
+__BODY__
+    }
+  }
+  return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_owners___TAG__(void** ptrs, const int* ints) {
+  using namespace pbd___TAG__;
+  if (((const int*)ptrs[0])[0] == 0) return;
+  const int n = ints[0];
+  int threads = ints[1] < 1 ? 1 : (ints[1] > 8 ? 8 : ints[1]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+"""
+
+# compact: owners that moved are emptied; the others drop the partners that moved (in order)
+_COMPACT_DECL = r"""
+  const int* TRIS = (const int*)J->ptrs[3];
+  const int* MOVER = (const int*)J->ptrs[4];
+  const int* EDGES = (const int*)J->ptrs[5];
+  const int family = J->ints[3];
+"""
+_COMPACT = r"""
+      int moving = 1;
+      if (mode == 1) {
+        if (family == 0) {
+          const int* t = TRIS + 3 * o;
+          moving = MOVER[t[0]] > MOVER[t[1]] ? MOVER[t[0]] : MOVER[t[1]];
+          moving = moving > MOVER[t[2]] ? moving : MOVER[t[2]];
+        } else {
+          moving = MOVER[EDGES[2 * o]] > MOVER[EDGES[2 * o + 1]] ? MOVER[EDGES[2 * o]]
+                                                                 : MOVER[EDGES[2 * o + 1]];
+        }
+      }
+      if (moving != 0) { CNT[o] = 0; continue; }
+      const int m = CNT[o] < slots ? CNT[o] : slots;
+      int* key = KEYS + o * slots;
+      int j = 0;
+      for (int k = 0; k < m; ++k) {
+        const int q = key[k];
+        const int gone = family == 0 ? MOVER[q]
+            : (MOVER[EDGES[2 * q]] > MOVER[EDGES[2 * q + 1]] ? MOVER[EDGES[2 * q]]
+                                                              : MOVER[EDGES[2 * q + 1]]);
+        if (gone == 0) { key[j] = q; j += 1; }
+      }
+      CNT[o] = j;
+"""
+
+# sort_slots: each owner's partners in ascending order (insertion sort), its count clamped
+_SORT_DECL = r"""
+  int* KEPT = (int*)J->ptrs[3];
+"""
+_SORT = r"""
+      const int m = CNT[o] < slots ? CNT[o] : slots;
+      int* key = KEYS + o * slots;
+      for (int a = 1; a < m; ++a) {
+        const int v = key[a];
+        int b = a - 1;
+        while (b >= 0 && key[b] > v) { key[b + 1] = key[b]; b -= 1; }
+        key[b + 1] = v;
+      }
+      KEPT[o] = m;
+"""
+
+# gather: owner o's pairs as particle quads at out[offsets[o]:], those past the capacity dropped
+_GATHER_DECL = r"""
+  const int* TRIS = (const int*)J->ptrs[3];
+  const int* EDGES = (const int*)J->ptrs[4];
+  const int* KEPT = (const int*)J->ptrs[5];
+  const int* OFFSETS = (const int*)J->ptrs[6];
+  int* OUT = (int*)J->ptrs[7];
+  const int family = J->ints[3], cap = J->ints[4];
+"""
+_GATHER = r"""
+      const int at = OFFSETS[o];
+      const int* key = KEYS + o * slots;
+      for (int f = 0; f < KEPT[o]; ++f) {
+        if (at + f >= cap) break;
+        const int q = key[f];
+        int* quad = OUT + 4 * (at + f);
+        if (family == 0) {
+          quad[0] = q; quad[1] = TRIS[3 * o]; quad[2] = TRIS[3 * o + 1]; quad[3] = TRIS[3 * o + 2];
+        } else {
+          quad[0] = EDGES[2 * o]; quad[1] = EDGES[2 * o + 1];
+          quad[2] = EDGES[2 * q]; quad[3] = EDGES[2 * q + 1];
+        }
+      }
+"""
+
+
+# A row grid of :mod:`.selfcollision_list_kernels` built in one native loop (one thread):
+# ``bounds``, ``grid_setup``, ``grid_keys``, the counting sort's scan and ``grid_fill``, the
+# same arithmetic, the entries of a key in point order as the kernels leave them on the CPU.
+_GRID = r"""
+typedef __REAL__ R;
+if (((const int*)gate.data)[0] == 0) return;
+const int m = points.shape[0];
+const R* X = (const R*)points.data;
+const R* HALVES = (const R*)halves.data;
+R* LO = (R*)lo.data;
+R* HI = (R*)hi.data;
+R* GF = (R*)gf.data;
+int* GI = (int*)gi.data;
+int* KEY = (int*)key.data;
+int* COUNT = (int*)key_count.data;
+int* START = (int*)start.data;
+int* ENTRIES = (int*)entries.data;
+R* SPOS = (R*)spos.data;
+R* SHALF = (R*)shalf.data;
+const int buckets = mask + 1;
+for (int a = 0; a < 3; ++a) { LO[a] = R(1e30); HI[a] = R(-1e30); }
+for (int i = 0; i < m; ++i)
+  for (int a = 0; a < 3; ++a) {
+    const R x = X[3 * i + a];
+    if (x < LO[a]) LO[a] = x;
+    if (x > HI[a]) HI[a] = x;
+  }
+int sa = 0;
+R best = HI[0] - LO[0];
+for (int a = 1; a < 3; ++a) if (HI[a] - LO[a] > best) { best = HI[a] - LO[a]; sa = a; }
+const int ua = (sa + 1) % 3, wa = (sa + 2) % 3;
+GI[0] = sa; GI[1] = ua; GI[2] = wa;
+R cell = scale * (extent + R(2.0) * ((const R*)radius.data)[0]);
+cell = cell > R(1e-9) ? cell : R(1e-9);
+const R inv = R(1.0) / cell, inv_s = R(4.0) / cell;
+GF[__GF_INV_ROW__] = inv;
+GF[__GF_INV_SWEEP__] = inv_s;
+for (int a = 0; a < 3; ++a) GF[__GF_LO__ + a] = LO[a];
+for (int b = 0; b < buckets; ++b) COUNT[b] = 0;
+for (int i = 0; i < m; ++i) {
+  const R* x = X + 3 * i;
+  const int iu = (int)wp::floor((x[ua] - LO[ua]) * inv);
+  const int iw = (int)wp::floor((x[wa] - LO[wa]) * inv);
+  const int is = (int)wp::floor((x[sa] - LO[sa]) * inv_s);
+  const long long h = ((long long)iu * 73856093LL) ^ ((long long)iw * 19349663LL);
+  const int k = ((int)(h & (long long)mask) + is) & mask;
+  KEY[i] = k;
+  COUNT[k] += 1;
+}
+int at = 0;
+for (int b = 0; b < buckets; ++b) { START[b] = at; at += COUNT[b]; COUNT[b] = START[b]; }
+START[buckets] = at;
+for (int i = 0; i < m; ++i) {
+  const int slot = COUNT[KEY[i]]++;
+  ENTRIES[slot] = i;
+  for (int a = 0; a < 3; ++a) SPOS[3 * slot + a] = X[3 * i + a];
+  if (boxes != 0) for (int a = 0; a < 3; ++a) SHALF[3 * slot + a] = HALVES[3 * i + a];
+}
+"""
+
+
 #: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
-#: ``pbd_team_run``, which runs ``work`` on the calling thread and on ``threads - 1`` detached
-#: threads, every one taking blocks from the shared counter ``team->next`` (in the heap, freed by
-#: the last thread to leave). The caller waits only for blocks that a thread has taken: a thread
-#: counts itself active before it looks for a block, so one that starts after the last block
-#: was taken finds none and never touches the caller's jobs, and the caller never waits for a
-#: thread that the system has not started yet. Windows (no POSIX threads): the calling thread
-#: does every block.
+#: ``pbd_team_run``, which runs ``work`` on the calling thread and on up to ``threads - 1``
+#: workers of the module's pool, every one taking blocks from the shared counter
+#: ``team->next`` until none is left. The pool's threads are started once (detached, on the
+#: first run that asks for them) and then sleep on a condition variable between runs, so a run
+#: costs a wake-up rather than a thread start (~20-50 us each on a virtual machine). A run is
+#: posted under the pool's lock; a worker claims one of its jobs under the lock and counts
+#: itself active there; after its own blocks the caller closes the run under the lock (no later
+#: claims) and waits only for the workers that claimed a job, which each finish their current
+#: block: the caller never waits for a thread that the system has not woken yet, and a worker
+#: that wakes late finds the run closed and never touches the caller's jobs. A second caller
+#: while a run is posted (another host thread) does all its blocks itself. Windows (no POSIX
+#: threads): the calling thread does every block.
 _PTHREAD = r"""
 #ifndef PBD_TEAM_DECLARED
 #define PBD_TEAM_DECLARED
@@ -618,60 +972,91 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
 #else
 extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
 extern "C" int pthread_detach(unsigned long);
+extern "C" int pthread_mutex_lock(void*);
+extern "C" int pthread_mutex_unlock(void*);
+extern "C" int pthread_cond_wait(void*, void*);
+extern "C" int pthread_cond_broadcast(void*);
 extern "C" int sched_yield();
-extern "C" void* malloc(unsigned long);
-extern "C" void free(void*);
-struct PbdTeam { int next; int active; int refs; int n; };
-struct PbdTicket { PbdTeam* team; void* (*work)(void*); void* job; };
-static void pbd_team_leave(PbdTeam* team) {
-  if (__atomic_sub_fetch(&team->refs, 1, __ATOMIC_SEQ_CST) == 0) free(team);
-}
-static void* pbd_team_thread(void* arg) {
-  PbdTicket* tk = (PbdTicket*)arg;
-  PbdTeam* team = tk->team;
-  __atomic_fetch_add(&team->active, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&team->next, __ATOMIC_SEQ_CST) < team->n) tk->work(tk->job);
-  __atomic_fetch_sub(&team->active, 1, __ATOMIC_SEQ_CST);
-  free(tk);
-  pbd_team_leave(team);
+struct PbdTeam { int next; int active; int n; };
+// the pool: a zero-filled mutex and condition variable are initialized ones (glibc, musl)
+struct PbdPool {
+  alignas(64) char mutex[64];
+  alignas(64) char cond[64];
+  int workers;  // threads started
+  int generation;  // runs posted
+  int open;  // a run is posted and not yet closed
+  int claimed, wanted;  // jobs of the run claimed by workers, and how many it has for them
+  PbdTeam* team;
+  void* (*work)(void*);
+  char* jobs;
+  int size;
+};
+static PbdPool pbd_pool;
+static void* pbd_pool_thread(void*) {
+  PbdPool& P = pbd_pool;
+  pthread_mutex_lock(P.mutex);
+  int seen = P.generation;
+  for (;;) {
+    while (P.generation == seen) pthread_cond_wait(P.cond, P.mutex);
+    seen = P.generation;
+    if (!P.open || P.claimed >= P.wanted) continue;
+    P.claimed += 1;
+    PbdTeam* team = P.team;
+    void* (*work)(void*) = P.work;
+    void* job = P.jobs + P.claimed * P.size;
+    __atomic_fetch_add(&team->active, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(P.mutex);
+    if (__atomic_load_n(&team->next, __ATOMIC_SEQ_CST) < team->n) work(job);
+    __atomic_fetch_sub(&team->active, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(P.mutex);
+  }
   return nullptr;
 }
-// jobs: ``threads`` jobs of ``size`` bytes whose first field after the pointers is the
-// ``int* next`` that ``set_next`` points at the team's counter
+// jobs: ``threads`` jobs of ``size`` bytes whose ``int* next`` field ``set_next`` points at
+// the team's counter; job 0 is the caller's
 static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
                          void (*set_next)(void*, int*)) {
-  PbdTeam* team = (PbdTeam*)malloc(sizeof(PbdTeam));
-  if (team == nullptr) {
-    int next = 0;
-    set_next(jobs, &next);
-    work(jobs);
-    return;
-  }
-  team->next = 0; team->active = 0; team->refs = 1; team->n = n;
-  for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team->next);
-  for (int k = 1; k < threads; ++k) {
-    PbdTicket* tk = (PbdTicket*)malloc(sizeof(PbdTicket));
-    if (tk == nullptr) break;
-    *tk = PbdTicket{team, work, jobs + k * size};
-    __atomic_fetch_add(&team->refs, 1, __ATOMIC_SEQ_CST);
-    unsigned long id;
-    if (pthread_create(&id, nullptr, pbd_team_thread, tk) != 0) {
-      free(tk);
-      __atomic_fetch_sub(&team->refs, 1, __ATOMIC_SEQ_CST);
-      break;
+  PbdPool& P = pbd_pool;
+  PbdTeam team{0, 0, n};
+  for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team.next);
+  bool posted = false;
+  if (threads > 1) {
+    pthread_mutex_lock(P.mutex);
+    while (P.workers < threads - 1) {
+      unsigned long id;
+      if (pthread_create(&id, nullptr, pbd_pool_thread, nullptr) != 0) break;
+      pthread_detach(id);
+      P.workers += 1;
     }
-    pthread_detach(id);
+    if (!P.open && P.workers > 0) {
+      P.open = 1;
+      P.claimed = 0;
+      P.wanted = threads - 1 < P.workers ? threads - 1 : P.workers;
+      P.team = &team;
+      P.work = work;
+      P.jobs = jobs;
+      P.size = size;
+      P.generation += 1;
+      posted = true;
+      pthread_cond_broadcast(P.cond);
+    }
+    pthread_mutex_unlock(P.mutex);
   }
   work(jobs);
-  while (__atomic_load_n(&team->active, __ATOMIC_SEQ_CST) != 0) sched_yield();
-  pbd_team_leave(team);
+  if (!posted) return;
+  pthread_mutex_lock(P.mutex);
+  P.open = 0;
+  pthread_mutex_unlock(P.mutex);
+  while (__atomic_load_n(&team.active, __ATOMIC_SEQ_CST) != 0) sched_yield();
 }
 #endif
 #endif
 """
 
 
-# contact_relax and track_begin of :mod:`.selfcollision_kernels`, every pair in list order.
+# contact_relax (every pair in list order, one thread: its sums' float order matters) and
+# track_begin (every pair on its own, in blocks on the stage's threads) of
+# :mod:`.selfcollision_kernels`.
 _RELAX = r"""
 typedef __REAL__ R;
 const int* ST = (const int*)state.data;
@@ -701,15 +1086,32 @@ for (int c = 0; c < n_pairs; ++c) {
 """
 
 _TRACK_BEGIN = r"""
+void pbd_track___TAG__(void** ptrs, const __REAL__* reals, const int* ints);
+void* pbd_ptrs[] = {(void*)p.data, (void*)idx.data, (void*)slack_c.data, (void*)slack_x.data,
+                    (void*)base.data};
+const __REAL__ pbd_reals[] = {band};
+const int pbd_ints[] = {((const int*)count.data)[0], edge_pairs, threads};
+pbd_track___TAG__(pbd_ptrs, pbd_reals, pbd_ints);
+}
+__PTHREAD__
+namespace pbd___TAG__ {
 typedef __REAL__ R;
-const R* P = (const R*)p.data;
-const int* IDX = (const int*)idx.data;
-const int n_pairs = ((const int*)count.data)[0];
-R* SC = (R*)slack_c.data;
-R* SX = (R*)slack_x.data;
-R* BASE = (R*)base.data;
+const int BLOCK = 2048;
+struct Job { void** ptrs; const R* reals; const int* ints; int* next; int n; };
+static void* work(void* arg) {
+Job* J = (Job*)arg;
+const R* P = (const R*)J->ptrs[0];
+const int* IDX = (const int*)J->ptrs[1];
+R* SC = (R*)J->ptrs[2];
+R* SX = (R*)J->ptrs[3];
+R* BASE = (R*)J->ptrs[4];
+const R band = J->reals[0];
+const int edge_pairs = J->ints[1];
 auto len3 = [](R x, R y, R z) -> R { return __SQRT__(x * x + y * y + z * z); };
-for (int c = 0; c < n_pairs; ++c) {
+for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+     b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+for (int c = b0; c < b1; ++c) {
   const int* q = IDX + 4 * c;
   const R* a0 = P + 3 * q[0];
   const R* a1 = P + 3 * q[1];
@@ -745,6 +1147,19 @@ for (int c = 0; c < n_pairs; ++c) {
   SX[c] = sl;
   BASE[c] = R(0);
 }
+}
+return nullptr;
+}
+}  // namespace pbd___TAG__
+void pbd_track___TAG__(void** ptrs, const __REAL__* reals, const int* ints) {
+  using namespace pbd___TAG__;
+  const int n = ints[0];
+  int threads = ints[2] < 1 ? 1 : (ints[2] > 8 ? 8 : ints[2]);
+  if (n < 2 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, reals, ints, nullptr, n};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
 """
 
 
@@ -771,7 +1186,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                 excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                 cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
                 need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
-                shalf: wp.array(dtype=vec3), threads: int):
+                shalf: wp.array(dtype=vec3), sedge: wp.array(dtype=i32),
+                sreach: wp.array(dtype=scalar), threads: int):
         ...
 
     def pt_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
@@ -784,20 +1200,41 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                 spos: wp.array(dtype=vec3), threads: int):
         ...
 
+    def ptm_body(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                 mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                 maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                 gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+                 entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+                 excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+                 cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                 need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                 shalf: wp.array(dtype=vec3), threads: int):
+        ...
+
     # Warp names a function by its qualified name: one name per snippet and precision.
-    for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search")):
+    for fn, name in ((ee_body, "ee_search"), (pt_body, "pt_search"), (ptm_body, "ptm_search")):
         fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
-    def search_text(body: str, family: str, owners: str, tag: str) -> str:
+    def search_text(body: str, family: str, owners: str, tag: str, prelude: str = "",
+                    run_if: str = "!= 0") -> str:
+        """The dispatcher and work() of a search, which runs when the list mode (0 unchanged,
+        1 partial, 2 full) satisfies ``run_if``."""
         text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
+        text = text.replace("__RUN_IF__", run_if)
+        text = text.replace("__PT_EXACT__", _PT_EXACT)
+        text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
         text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
         return text.replace("__REAL__", real)
 
     ee_search = wp.func_native(search_text(
         _EE, "(void*)edges.data, (void*)spos.data, (void*)shalf.data, (void*)mid.data, "
-        "(void*)half.data, (void*)maxhalf.data", "edges", "ee"))(ee_body)
+        "(void*)half.data, (void*)maxhalf.data, (void*)sedge.data, (void*)sreach.data",
+        "edges", "ee", _EE_PRELUDE))(ee_body)
     pt_search = wp.func_native(search_text(_PT, "(void*)tris.data, (void*)spos.data", "tris",
                                            "pt"))(pt_body)
+    ptm_search = wp.func_native(search_text(
+        _PTM, "(void*)tris.data, (void*)spos.data, (void*)shalf.data, (void*)maxhalf.data",
+        "ref", "ptm", run_if="== 1"))(ptm_body)
 
     @wp.kernel(module=module)
     def ee_edges_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
@@ -808,12 +1245,15 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
                excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
                cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32), need: wp.array(dtype=i32),
-               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3), threads: int):
+               spos: wp.array(dtype=vec3), shalf: wp.array(dtype=vec3),
+               sedge: wp.array(dtype=i32), sreach: wp.array(dtype=scalar), threads: int):
         """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
-        (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order)."""
+        (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order;
+        ``sedge`` (3 M,), ``sreach`` (M,): scratch, the entries' ends, moving flags and
+        bounding-sphere radii in entry order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
                   entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
-                  threads)
+                  sedge, sreach, threads)
 
     @wp.kernel(module=module)
     def pt_triangles_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
@@ -828,6 +1268,112 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         (``spos``: the vertex grid's positions in entry order)."""
         pt_search(ref, tris, mover, radius_a, gf, gi, mask, start, entries, excl_start,
                   excluded, state, slots, cnt, keys, need, spos, threads)
+
+    @wp.kernel(module=module)
+    def pt_movers_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                      mover: wp.array(dtype=i32), radius_a: wp.array(dtype=scalar),
+                      mid: wp.array(dtype=vec3), half: wp.array(dtype=vec3),
+                      maxhalf: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                      gi: wp.array(dtype=i32), mask: int, start: wp.array(dtype=i32),
+                      entries: wp.array(dtype=i32), excl_start: wp.array(dtype=i32),
+                      excluded: wp.array(dtype=i32), state: wp.array(dtype=i32), slots: int,
+                      cnt: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                      need: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                      shalf: wp.array(dtype=vec3), threads: int):
+        """``pt_movers`` of every moving vertex, in blocks on ``threads`` POSIX threads
+        (``spos``, ``shalf``: the triangle grid's box centres and half extents in entry
+        order; ``mid``, ``half`` unused, the arguments of ``pt_movers``)."""
+        ptm_search(ref, tris, mover, radius_a, maxhalf, gf, gi, mask, start, entries,
+                   excl_start, excluded, state, slots, cnt, keys, need, spos, shalf, threads)
+
+    def owners_text(tag: str, n: str, pointers: str, ints: str, decl: str, body: str) -> str:
+        text = _OWNERS.replace("__PTHREAD__", _PTHREAD).replace("__DECL__", decl)
+        text = text.replace("__BODY__", body).replace("__POINTERS__", pointers)
+        text = text.replace("__N__", n).replace("__INTS__", ints)
+        return text.replace("__TAG__", f"{tag}_{precision}")
+
+    def compact_body(owners: wp.array(dtype=wp.vec3i), mover: wp.array(dtype=i32),
+                     partner_ends: wp.array(dtype=wp.vec2i), family: int,
+                     state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                     keys: wp.array(dtype=i32), threads: int):
+        ...
+
+    def sort_body(state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                  keys: wp.array(dtype=i32), kept: wp.array(dtype=i32), threads: int):
+        ...
+
+    def gather_body(state: wp.array(dtype=i32), family: int, tris: wp.array(dtype=wp.vec3i),
+                    edges: wp.array(dtype=wp.vec2i), slots: int, kept: wp.array(dtype=i32),
+                    offsets: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                    out: wp.array(dtype=wp.vec4i), cnt: wp.array(dtype=i32), threads: int):
+        ...
+
+    for fn, name in ((compact_body, "compact_pass"), (sort_body, "sort_pass"),
+                     (gather_body, "gather_pass")):
+        fn.__name__ = fn.__qualname__ = f"{name}_{precision}"
+    compact_pass = wp.func_native(owners_text(
+        "compact", "(family == 0 ? owners.shape[0] : partner_ends.shape[0])",
+        "(void*)owners.data, (void*)mover.data, (void*)partner_ends.data", "family",
+        _COMPACT_DECL, _COMPACT))(compact_body)
+    sort_pass = wp.func_native(owners_text(
+        "sort", "cnt.shape[0]", "(void*)kept.data", "0", _SORT_DECL, _SORT))(sort_body)
+    gather_pass = wp.func_native(owners_text(
+        "gather", "kept.shape[0]",
+        "(void*)tris.data, (void*)edges.data, (void*)kept.data, (void*)offsets.data, "
+        "(void*)out.data", "family, out.shape[0]", _GATHER_DECL, _GATHER))(gather_body)
+
+    @wp.kernel(module=module)
+    def compact_all(owners: wp.array(dtype=wp.vec3i), mover: wp.array(dtype=i32),
+                    partner_ends: wp.array(dtype=wp.vec2i), family: int,
+                    state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                    keys: wp.array(dtype=i32), threads: int):
+        """``compact`` of every owner (triangles: family 0, edges: 1), in blocks on
+        ``threads`` POSIX threads."""
+        compact_pass(owners, mover, partner_ends, family, state, slots, cnt, keys, threads)
+
+    @wp.kernel(module=module)
+    def sort_slots_all(state: wp.array(dtype=i32), slots: int, cnt: wp.array(dtype=i32),
+                       keys: wp.array(dtype=i32), kept: wp.array(dtype=i32), threads: int):
+        """``sort_slots`` of every owner, in blocks on ``threads`` POSIX threads."""
+        sort_pass(state, slots, cnt, keys, kept, threads)
+
+    @wp.kernel(module=module)
+    def gather_all(state: wp.array(dtype=i32), family: int, tris: wp.array(dtype=wp.vec3i),
+                   edges: wp.array(dtype=wp.vec2i), slots: int, kept: wp.array(dtype=i32),
+                   offsets: wp.array(dtype=i32), keys: wp.array(dtype=i32),
+                   out: wp.array(dtype=wp.vec4i), threads: int):
+        """``gather`` of every owner, in blocks on ``threads`` POSIX threads."""
+        gather_pass(state, family, tris, edges, slots, kept, offsets, keys, out, kept, threads)
+
+    def grid_body(points: wp.array(dtype=vec3), halves: wp.array(dtype=vec3), boxes: int,
+                  radius: wp.array(dtype=scalar), extent: scalar, scale: scalar,
+                  gate: wp.array(dtype=i32), lo: wp.array(dtype=scalar),
+                  hi: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                  gi: wp.array(dtype=i32), mask: int, key: wp.array(dtype=i32),
+                  key_count: wp.array(dtype=i32), start: wp.array(dtype=i32),
+                  entries: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                  shalf: wp.array(dtype=vec3)):
+        ...
+
+    grid_body.__name__ = grid_body.__qualname__ = f"grid_pass_{precision}"
+    grid_text = _GRID.replace("__REAL__", real)
+    for name in ("GF_INV_ROW", "GF_INV_SWEEP", "GF_LO"):
+        grid_text = grid_text.replace(f"__{name}__", str(getattr(lk, name)))
+    grid_pass = wp.func_native(grid_text)(grid_body)
+
+    @wp.kernel(module=module)
+    def grid_build_all(points: wp.array(dtype=vec3), halves: wp.array(dtype=vec3), boxes: int,
+                       radius: wp.array(dtype=scalar), extent: scalar, scale: scalar,
+                       gate: wp.array(dtype=i32), lo: wp.array(dtype=scalar),
+                       hi: wp.array(dtype=scalar), gf: wp.array(dtype=scalar),
+                       gi: wp.array(dtype=i32), mask: int, key: wp.array(dtype=i32),
+                       key_count: wp.array(dtype=i32), start: wp.array(dtype=i32),
+                       entries: wp.array(dtype=i32), spos: wp.array(dtype=vec3),
+                       shalf: wp.array(dtype=vec3)):
+        """A row grid over ``points`` (``RowGrid.issue_build``'s kernels in one loop; with
+        ``boxes``, the ``halves`` in entry order too), where ``gate``."""
+        grid_pass(points, halves, boxes, radius, extent, scale, gate, lo, hi, gf, gi, mask,
+                  key, key_count, start, entries, spos, shalf)
 
     vec4: Any = wp.types.vector(4, scalar)
     def pairs_text(crossing: bool) -> str:
@@ -921,13 +1467,14 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     def track_body(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
                    count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
                    slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
-                   base: wp.array(dtype=scalar)):
+                   base: wp.array(dtype=scalar), threads: int):
         ...
 
     relax_body.__name__ = relax_body.__qualname__ = f"relax_pass_{precision}"
     relax_pass = wp.func_native(sub(_RELAX))(relax_body)
     track_body.__name__ = track_body.__qualname__ = f"track_pass_{precision}"
-    track_pass = wp.func_native(sub(_TRACK_BEGIN))(track_body)
+    track_pass = wp.func_native(sub(_TRACK_BEGIN).replace("__PTHREAD__", _PTHREAD).replace(
+        "__TAG__", f"track_{precision}"))(track_body)
 
     @wp.kernel(module=module)
     def contact_relax_all(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
@@ -942,12 +1489,14 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     def track_begin_all(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
                         count: wp.array(dtype=i32), edge_pairs: int, band: scalar,
                         slack_c: wp.array(dtype=scalar), slack_x: wp.array(dtype=scalar),
-                        base: wp.array(dtype=scalar), stride: int):
-        """``track_begin`` of every pair, one thread (``stride`` unused)."""
-        track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base)
+                        base: wp.array(dtype=scalar), threads: int):
+        """``track_begin`` of every pair, in blocks on ``threads`` POSIX threads."""
+        track_pass(p, idx, count, edge_pairs, band, slack_c, slack_x, base, threads)
 
     return SimpleNamespace(module=module, ee_edges_all=ee_edges_all,
-                           pt_triangles_all=pt_triangles_all,
+                           pt_triangles_all=pt_triangles_all, pt_movers_all=pt_movers_all,
+                           compact_all=compact_all, sort_slots_all=sort_slots_all,
+                           gather_all=gather_all, grid_build_all=grid_build_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
                            track_begin_all=track_begin_all)
