@@ -120,8 +120,11 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
         solver = scene.make_solver()
         if backend == "warp":
             from pbdcloth.backends.warp.backend import WarpBackend
+            from pbdcloth.selfcollision.tuning import SelfCollisionTuning
 
-            solver.use_backend(WarpBackend(solver.model, device="cpu", use_graph=False))
+            tuning = SelfCollisionTuning(warp_cpu_threads=args.threads)
+            solver.use_backend(WarpBackend(solver.model, device="cpu", use_graph=False,
+                                           tuning=tuning))
         assert scene.animate is not None
         for k in range(1, args.warmup + 1):
             scene.animate(solver, k)
@@ -174,7 +177,7 @@ def _warp_row(row: dict[str, Any], solver: ClothSolver, scene: Any, substeps: in
         backend._x.assign(x1)
         backend._v.assign(v1)
     n = args.frames * substeps
-    mesh_kernels = {key for key, value in vars(_mesh_kernels()).items()
+    mesh_kernels = {key for key, value in _mesh_kernels().items()
                     if hasattr(value, "module") and hasattr(value, "key")}
     row["constraints_ms"] = 1000.0 * sum(t for name, t in kernels.items()
                                          if name in WARP_SOLVE) / n
@@ -187,10 +190,12 @@ def _warp_row(row: dict[str, Any], solver: ClothSolver, scene: Any, substeps: in
     return row
 
 
-def _mesh_kernels() -> Any:
+def _mesh_kernels() -> dict[str, Any]:
+    """The Warp mesh collider's kernels and native loops (float32), by name."""
     from pbdcloth.backends.warp.mesh_kernels import build_mesh_kernels
+    from pbdcloth.backends.warp.mesh_native import build_mesh_native
 
-    return build_mesh_kernels("float32")
+    return {**vars(build_mesh_kernels("float32")), **vars(build_mesh_native("float32"))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rings", type=int, default=56, help="body rings along a leg")
     parser.add_argument("--warmup", type=int, default=6, help="untimed frames first")
     parser.add_argument("--frames", type=int, default=3, help="timed frames")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="POSIX threads of the Warp native loops (warp_cpu_threads, 2)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--phases", action="store_true",
                         help="also print the Warp kernels one by one (ms per substep)")

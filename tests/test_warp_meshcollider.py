@@ -255,3 +255,65 @@ def test_float64_kernels_follow_numpy_on_sharp_edges_against_cloth_edges() -> No
             solver.step(1.0 / FPS)
         assert np.abs(runs[0].positions - runs[1].positions).max() < FLOAT64_BOUND, k
     assert runs[1].positions[:, 1].mean() > 0.2  # held by the wire
+
+
+# --- the native searches (CPU) ---------------------------------------------------------------
+def _lists(solver: ClothSolver) -> tuple[list[int], list[np.ndarray]]:
+    """The candidate counts of each kind (cloth vertices, cloth triangles, cloth edges) of the
+    solver's mesh collider, and every list (the counts, then the used slots in order)."""
+    device_mesh = solver.backend._colliders.meshes[0]  # type: ignore[attr-defined]
+    totals, out = [], []
+    for lists in (device_mesh.vertex_lists, device_mesh.triangle_lists, device_mesh.edge_lists):
+        n = lists.ncand.numpy()
+        cand = lists.cand.numpy().reshape(-1, lists.slots)
+        totals.append(int(n.sum()))
+        out += [n, *(cand[q, :n[q]] for q in np.flatnonzero(n))]
+    return totals, out
+
+
+def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
+    """Frame-end positions and candidate lists of the wire (sharp edges) and the coarse skirt
+    on Warp float32 with ``threads`` threads, and the candidates of each kind over the frames
+    (wire, then skirt)."""
+    from pbdcloth.scenes.cloth import skirt_scene
+    from pbdcloth.selfcollision.tuning import SelfCollisionTuning
+
+    tuning = SelfCollisionTuning(warp_cpu_threads=threads)
+    v, t = box_triangles((0.0, 0.5, 0.025), (0.8, 0.0015, 0.0015))
+    pos, tris = grid(21, 21, 1.0, 1.0, plane="xz", origin=(-0.5, 0.53, -0.5))
+    s = ClothSettings(substeps=10, iterations=4, thickness=0.004, model="xpbd",
+                      self_collision=False, hierarchy=False, backend="numpy")
+    wire = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)])
+    wire.use_backend(WarpBackend(wire.model, device="cpu", tuning=tuning))
+    settings = ClothSettings(model="xpbd", substeps=10, iterations=3, thickness=0.006,
+                             self_collision=False, backend="numpy")
+    scene = skirt_scene(frames=5, settings=settings, nu=48, nv=16, body_segments=16,
+                        body_rings=12)
+    skirt = scene.make_solver()
+    skirt.use_backend(WarpBackend(skirt.model, device="cpu", tuning=tuning))
+    frames, counts = [], np.zeros(6, dtype=np.int64)
+    for k in range(1, 6):
+        assert scene.animate is not None
+        scene.animate(skirt, k)
+        frame = []
+        for m, solver in enumerate((wire, skirt)):
+            solver.step(1.0 / FPS)
+            totals, lists = _lists(solver)
+            counts[3 * m:3 * m + 3] += totals
+            frame += [solver.positions.copy(), *lists]
+        frames.append(frame)
+    return frames, counts
+
+
+def test_native_searches_give_the_kernels_lists_and_frames_bit_for_bit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    two, counts = _wire_and_skirt(2)
+    one, _ = _wire_and_skirt(1)
+    monkeypatch.setattr(mesh_collider, "NATIVE_ON_CPU", False)
+    kernels, _ = _wire_and_skirt(1)
+    for a, b, c in zip(kernels, one, two):
+        assert len(a) == len(b) == len(c)
+        for x, y, z in zip(a, b, c):
+            assert np.array_equal(x, y) and np.array_equal(x, z)
+    # the wire's cloth edges met its sharp edges; the skirt's vertices and triangles the body's
+    assert counts[2] > 0 and counts[3] > 0 and counts[4] > 0

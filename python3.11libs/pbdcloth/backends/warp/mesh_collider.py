@@ -13,6 +13,7 @@ a frame whose grids or candidate lists overflow is run again with larger ones
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from .mesh_kernels import (
     OVER_VERTICES,
     build_mesh_kernels,
 )
+from .mesh_native import KIND_EDGE, KIND_TRIANGLE, KIND_VERTEX, build_mesh_native
 
 __all__ = ["DeviceMeshCollider", "volume_cubic"]
 
@@ -51,6 +53,9 @@ SCAN_BLOCK = 256
 START_ENTRIES = 8
 START_EXTRA = 1024
 START_SLOTS = 16
+#: The candidate searches run as native loops on the CPU (:mod:`.mesh_native`) unless a
+#: collider is made with ``native=False`` or this is False.
+NATIVE_ON_CPU = True
 
 
 def _pow2(n: int) -> int:
@@ -155,13 +160,26 @@ class DeviceMeshCollider:
             triangles ``tri_start`` / ``tri_list``).
         particles: cloth particle count.
         precision, device: the backend's.
+        threads: POSIX threads of the native searches (the CPU's; at most its cores).
+        native: the candidate searches as native loops (:mod:`.mesh_native`); default on the
+            CPU (:data:`NATIVE_ON_CPU`; the same lists as the kernels, bit for bit).
     """
 
     def __init__(self, collider: MeshCollider, cloth: Any, particles: int, precision: str,
-                 device: Any) -> None:
+                 device: Any, threads: int = 2, native: bool | None = None) -> None:
         mk = build_mesh_kernels(precision)
         self.mk = mk
         self.device = device
+        if native is None:
+            native = NATIVE_ON_CPU and not wp.get_device(device).is_cuda
+        if native and wp.get_device(device).is_cuda:
+            raise ValueError("the native searches run on the CPU only")
+        self.kn = build_mesh_native(precision) if native else None
+        """The native searches (:mod:`.mesh_native`), or None for the kernels."""
+        self.threads = max(1, min(int(threads), os.cpu_count() or 1))
+        """POSIX threads of the native searches."""
+        self.modules = [m.module for m in (mk, self.kn) if m is not None]
+        """The Warp modules of the collider's kernels (loaded before a recording)."""
         self.np_scalar = np.float32 if mk.scalar is wp.float32 else np.float64
         self.cloth = cloth
         self.particles = particles
@@ -211,6 +229,8 @@ class DeviceMeshCollider:
         e = max(self.cloth_edge_count, 1)
         self.edge_push_len = wp.zeros(2 * e, dtype=mk.scalar, device=device)
         self.edge_push_dir = wp.zeros(2 * e, dtype=v3, device=device)
+        self._queries = (particles, self.cloth_triangles, self.cloth_edge_count)
+        """Queries of each kind (:data:`.mesh_native.KIND_VERTEX` ...)."""
         self.orientation: Any = None
         self.substeps = 0
         self.band = 0.0
@@ -313,8 +333,23 @@ class DeviceMeshCollider:
         margin = scalar(MARGIN * self.band)
         fresh = int(iteration == 0)
         vl, tl, el = self.vertex_lists, self.triangle_lists, self.edge_lists
-        search = [*vl.search_args(tg), self.over]
-        launch(mk.candidates, n, [p, x, inv_mass, fresh, margin, *search])
+        cl = self.cloth
+        both = [p, x, inv_mass, cl.tris, self.cloth_edges]
+
+        def search(kind: int, lists: _VerletList, grid: _Grid, fresh: int) -> None:
+            kn, count = self.kn, self._queries[kind]
+            if kn is not None:
+                launch(kn.search_all, 1, [*both, kind, count, fresh, margin,
+                                          *lists.search_args(grid), self.over,
+                                          _OVER_OF[kind], self.threads])
+                return
+            owners = [inv_mass] if kind == KIND_VERTEX else [
+                cl.tris if kind == KIND_TRIANGLE else self.cloth_edges]
+            kernel = (mk.candidates, mk.triangle_candidates, mk.edge_candidates)[kind]
+            launch(kernel, count, [p, x, *owners, fresh, margin, *lists.search_args(grid),
+                                   self.over])
+
+        search(KIND_VERTEX, vl, tg, fresh)
         if iteration == 0:
             launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
                                         self.orientation, step, *vl.lists(), self.trapped])
@@ -322,9 +357,7 @@ class DeviceMeshCollider:
                [p, x, inv_mass, t_scale, f_scale, self.v0, self.v1, self.tris, self.n0,
                 self.n1, self.orientation, step, *vl.lists(), self.trapped, self.moved,
                 thickness, mu_s, mu_k, h, flag, normal, surface])
-        cl = self.cloth
-        launch(mk.triangle_candidates, self.cloth_triangles,
-               [p, x, cl.tris, fresh, margin, *tl.search_args(vg), self.over])
+        search(KIND_TRIANGLE, tl, vg, fresh)
         launch(mk.collider_vertices, self.cloth_triangles,
                [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *tl.lists(), thickness,
                 self.push_len, self.push_dir])
@@ -332,18 +365,21 @@ class DeviceMeshCollider:
                                     self.push_dir, self.moved])
         if self.sharp_count and self.cloth_edge_count:
             eg = self.edge_grid
-            launch(mk.edge_candidates, self.cloth_edge_count,
-                   [p, x, self.cloth_edges, fresh, margin, *el.search_args(eg), self.over])
+            search(KIND_EDGE, el, eg, fresh)
             launch(mk.collider_edges, self.cloth_edge_count,
                    [p, x, inv_mass, t_scale, self.cloth_edges, self.sharp, self.v0, self.v1,
                     *el.lists(), thickness, self.edge_push_len, self.edge_push_dir])
             launch(mk.apply_edge_pushes, n, [p, self.cloth_edges, self.edge_start,
                                              self.edge_list, self.edge_push_len,
                                              self.edge_push_dir, self.moved])
-        launch(mk.candidates, n, [p, x, inv_mass, 0, margin, *search])
+        search(KIND_VERTEX, vl, tg, 0)
         launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris, self.n0,
                                self.n1, *vl.lists(), self.trapped, self.moved, thickness])
         return out
+
+
+#: The overflow slot of each kind of query.
+_OVER_OF = (OVER_CANDIDATES, OVER_TRIANGLE_CANDIDATES, OVER_EDGE_CANDIDATES)
 
 
 class _Collect:

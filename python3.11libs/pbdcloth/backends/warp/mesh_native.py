@@ -1,0 +1,257 @@
+"""CPU-only native loops of the Warp mesh collider: the candidate searches on both cores.
+
+Why: on the CPU Warp runs a kernel's threads one after another on the calling thread, and a
+query of :mod:`.mesh_kernels`' hashed grids (``candidates``, ``triangle_candidates``,
+``edge_candidates``) spends most of its time visiting grid entries (~15 per candidate found on
+the skirt benchmark). Here each search is one C++ loop (``wp.func_native``, compiled by Warp's
+clang with the module's flags) launched with dim 1, which runs the queries in blocks on
+``threads`` POSIX threads (the team of :mod:`.selfcollision_native`: every thread takes the next
+block of queries from a shared atomic counter).
+
+What the threads share is order-free: each query reads the grid and writes only its own list,
+count and remembered box; an overflow sets one flag and the largest size needed is combined
+after the blocks are done. The arithmetic is the kernels' (Warp's own ``wp::min``,
+``wp::floor`` and integer hash, the same operations in the same order), so the lists are the
+kernels' lists in the same order, bit for bit, whatever the number of threads (tested in
+tests/test_warp_meshcollider.py).
+
+``__REAL__`` in the C++ text is the scalar type of the kernels (``float`` or ``double``).
+"""
+
+# mypy: ignore-errors
+# (kernel annotations are Warp's typed language)
+import functools
+from types import SimpleNamespace
+from typing import Any
+
+import warp as wp
+
+from .mesh_kernels import BIG_CELLS, GP_HI, GP_INV, GP_LO, OVER_SIZE
+from .selfcollision_native import _PTHREAD
+
+#: Query kinds: a cloth vertex's path, a cloth triangle's corners' paths, a cloth edge's ends'
+#: paths (the boxes of ``candidates``, ``triangle_candidates`` and ``edge_candidates``).
+KIND_VERTEX = 0
+KIND_TRIANGLE = 1
+KIND_EDGE = 2
+
+# The searches of every query of one kind; the function's closing brace is Warp's.
+_SEARCH = r"""
+void mesh_search___TAG__(void** ptrs, const int* ints, __REAL__ margin);
+void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
+                    (void*)cloth_tris.data, (void*)cloth_edges.data, (void*)ref_lo.data,
+                    (void*)ref_hi.data, (void*)gp.data, (void*)start.data, (void*)entries.data,
+                    (void*)clo.data, (void*)big.data, (void*)big_count.data, (void*)blo.data,
+                    (void*)bhi.data, (void*)cand.data, (void*)ncand.data, (void*)over.data};
+const int pbd_ints[] = {kind, fresh, mask, slots, what, n, threads, entries.shape[0],
+                        blo.shape[0]};
+mesh_search___TAG__(pbd_ptrs, pbd_ints, margin);
+}
+__PTHREAD__
+namespace mesh___TAG__ {
+typedef __REAL__ R;
+const int BLOCK = 64;
+struct Job { void** ptrs; const int* ints; int* next; int n, need; R margin; };
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  void** P = J->ptrs;
+  const R* X1 = (const R*)P[0];
+  const R* X0 = (const R*)P[1];
+  const R* W = (const R*)P[2];
+  const int* TRIS = (const int*)P[3];
+  const int* EDGES = (const int*)P[4];
+  R* REF_LO = (R*)P[5];
+  R* REF_HI = (R*)P[6];
+  const R* GP = (const R*)P[7];
+  const int* START = (const int*)P[8];
+  const int* ENTRIES = (const int*)P[9];
+  const int* CLO = (const int*)P[10];
+  const int* BIG = (const int*)P[11];
+  const int big_count = ((const int*)P[12])[0];
+  const R* BLO = (const R*)P[13];
+  const R* BHI = (const R*)P[14];
+  int* CAND = (int*)P[15];
+  int* NCAND = (int*)P[16];
+  int* OVER = (int*)P[17];
+  const int kind = J->ints[0], fresh = J->ints[1], mask = J->ints[2], slots = J->ints[3];
+  const int what = J->ints[4], cap = J->ints[7], boxes = J->ints[8];
+  const R margin = J->margin;
+  const R inv = GP[__GP_INV__];
+  const R* RLO = GP + __GP_LO__;
+  const R* RHI = GP + __GP_HI__;
+  auto cell = [inv](R x) -> int { return (int)wp::floor(x * inv); };
+  auto bucket = [mask](int cx, int cy, int cz) -> int {
+    unsigned h = ((unsigned)cx * 73856093u) ^ ((unsigned)cy * 19349663u)
+        ^ ((unsigned)cz * 83492791u);
+    h = h ^ (h >> 16u);
+    h = h * 0x45D9F3Bu;
+    h = h ^ (h >> 16u);
+    return (int)(h & (unsigned)mask);
+  };
+  auto overlap = [](const R* lo, const R* hi, const R* blo, const R* bhi) -> bool {
+    if (hi[0] < blo[0] || hi[1] < blo[1] || hi[2] < blo[2]) return false;
+    if (lo[0] > bhi[0] || lo[1] > bhi[1] || lo[2] > bhi[2]) return false;
+    return true;
+  };
+  auto is_big = [](const int* a, const int* b) -> bool {
+    const int dx = b[0] - a[0] + 1, dy = b[1] - a[1] + 1, dz = b[2] - a[2] + 1;
+    if (dx > __BIG__ || dy > __BIG__ || dz > __BIG__) return true;
+    return dx * dy * dz > __BIG__;
+  };
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+  const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
+  for (int q = b0; q < b1; ++q) {
+    R lo[3], hi[3];
+    if (kind == 0) {
+      if (W[q] <= R(0)) continue;
+      const R* a0 = X0 + 3 * q;
+      const R* a1 = X1 + 3 * q;
+      for (int k = 0; k < 3; ++k) { lo[k] = wp::min(a0[k], a1[k]); hi[k] = wp::max(a0[k], a1[k]); }
+    } else if (kind == 1) {
+      const int* t = TRIS + 3 * q;
+      const R* a0 = X0 + 3 * t[0];
+      const R* b0_ = X0 + 3 * t[1];
+      const R* c0 = X0 + 3 * t[2];
+      const R* a1 = X1 + 3 * t[0];
+      const R* b1_ = X1 + 3 * t[1];
+      const R* c1 = X1 + 3 * t[2];
+      for (int k = 0; k < 3; ++k) {
+        lo[k] = wp::min(wp::min(wp::min(a0[k], b0_[k]), wp::min(c0[k], a1[k])),
+                        wp::min(b1_[k], c1[k]));
+        hi[k] = wp::max(wp::max(wp::max(a0[k], b0_[k]), wp::max(c0[k], a1[k])),
+                        wp::max(b1_[k], c1[k]));
+      }
+    } else {
+      const int* e = EDGES + 2 * q;
+      const R* a0 = X0 + 3 * e[0];
+      const R* b0_ = X0 + 3 * e[1];
+      const R* a1 = X1 + 3 * e[0];
+      const R* b1_ = X1 + 3 * e[1];
+      for (int k = 0; k < 3; ++k) {
+        lo[k] = wp::min(wp::min(a0[k], b0_[k]), wp::min(a1[k], b1_[k]));
+        hi[k] = wp::max(wp::max(a0[k], b0_[k]), wp::max(a1[k], b1_[k]));
+      }
+    }
+    R* rlo = REF_LO + 3 * q;
+    R* rhi = REF_HI + 3 * q;
+    if (fresh == 0) {
+      const bool inside = !(lo[0] < rlo[0] || lo[1] < rlo[1] || lo[2] < rlo[2])
+          && !(hi[0] > rhi[0] || hi[1] > rhi[1] || hi[2] > rhi[2]);
+      if (inside) continue;
+    }
+    for (int k = 0; k < 3; ++k) { lo[k] = lo[k] - margin; hi[k] = hi[k] + margin; }
+    for (int k = 0; k < 3; ++k) { rlo[k] = lo[k]; rhi[k] = hi[k]; }
+    int n = 0;
+    int* out = CAND + q * slots;
+    const bool in_region = !(hi[0] < RLO[0] || hi[1] < RLO[1] || hi[2] < RLO[2])
+        && !(lo[0] > RHI[0] || lo[1] > RHI[1] || lo[2] > RHI[2]);
+    if (in_region) {
+      for (int k = 0; k < 3; ++k) { lo[k] = wp::max(lo[k], RLO[k]); hi[k] = wp::min(hi[k], RHI[k]); }
+      const int qa[3] = {cell(lo[0]), cell(lo[1]), cell(lo[2])};
+      const int qb[3] = {cell(hi[0]), cell(hi[1]), cell(hi[2])};
+      if (is_big(qa, qb)) {  // read every box
+        for (int j = 0; j < boxes; ++j) {
+          if (overlap(lo, hi, BLO + 3 * j, BHI + 3 * j)) { if (n < slots) out[n] = j; ++n; }
+        }
+      } else {
+        for (int s = 0; s < big_count; ++s) {
+          const int j = BIG[s];
+          if (overlap(lo, hi, BLO + 3 * j, BHI + 3 * j)) { if (n < slots) out[n] = j; ++n; }
+        }
+        for (int cx = qa[0]; cx <= qb[0]; ++cx)
+        for (int cy = qa[1]; cy <= qb[1]; ++cy)
+        for (int cz = qa[2]; cz <= qb[2]; ++cz) {
+          const int key = bucket(cx, cy, cz);
+          const int e1 = START[key + 1] < cap ? START[key + 1] : cap;
+          for (int e = START[key]; e < e1; ++e) {
+            const int j = ENTRIES[e];
+            const int* c = CLO + 3 * j;
+            // the first cell shared by the query and the entry (each pair taken once)
+            if (cx != (qa[0] > c[0] ? qa[0] : c[0]) || cy != (qa[1] > c[1] ? qa[1] : c[1])
+                || cz != (qa[2] > c[2] ? qa[2] : c[2])) continue;
+            if (!overlap(lo, hi, BLO + 3 * j, BHI + 3 * j)) continue;
+            if (n < slots) out[n] = j;
+            ++n;
+          }
+        }
+      }
+    }
+    if (n > slots) {
+      __atomic_store_n(&OVER[what], 1, __ATOMIC_RELAXED);
+      if (J->need < n) J->need = n;
+      n = slots;
+    }
+    NCAND[q] = n;
+  }
+  }
+  return nullptr;
+}
+}  // namespace mesh___TAG__
+void mesh_search___TAG__(void** ptrs, const int* ints, __REAL__ margin) {
+  using namespace mesh___TAG__;
+  const int n = ints[5];
+  int threads = ints[6] < 1 ? 1 : (ints[6] > 8 ? 8 : ints[6]);
+  if (n < 4 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, n, 0, margin};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+  int* OVER = (int*)ptrs[17];
+  const int slot = __OVER_SIZE__ + ints[4];
+  for (int k = 0; k < threads; ++k) if (OVER[slot] < jobs[k].need) OVER[slot] = jobs[k].need;
+"""
+
+
+@functools.cache
+def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
+    """The native search kernel (CPU only) for scalars of ``precision``: ``search_all``,
+    launched with dim 1, runs the Verlet search of every query of one ``kind``
+    (:data:`KIND_VERTEX`, :data:`KIND_TRIANGLE`, :data:`KIND_EDGE`) over the grid given, as
+    ``candidates``, ``triangle_candidates`` or ``edge_candidates`` of :mod:`.mesh_kernels`
+    would (``what``: the overflow slot, ``n``: the query count)."""
+    scalar: Any = wp.float32 if precision == "float32" else wp.float64
+    vec3: Any = wp.types.vector(3, scalar)
+    real = "float" if precision == "float32" else "double"
+    module = f"pbdcloth_warp_meshnative_{precision}"
+    wp.set_module_options({"enable_backward": False}, module=module)
+    i32 = wp.int32
+
+    def search_body(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                    inv_mass: wp.array(dtype=scalar), cloth_tris: wp.array(dtype=wp.vec3i),
+                    cloth_edges: wp.array(dtype=wp.vec2i), kind: int, n: int, fresh: int,
+                    margin: scalar, ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
+                    gp: wp.array(dtype=scalar), mask: int, start: wp.array(dtype=i32),
+                    entries: wp.array(dtype=i32), clo: wp.array(dtype=wp.vec3i),
+                    big: wp.array(dtype=i32), big_count: wp.array(dtype=i32),
+                    blo: wp.array(dtype=vec3), bhi: wp.array(dtype=vec3), slots: int,
+                    cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
+                    over: wp.array(dtype=i32), what: int, threads: int):
+        ...
+
+    # Warp names a function by its qualified name: one name per precision.
+    search_body.__name__ = search_body.__qualname__ = f"mesh_search_{precision}"
+    text = _SEARCH.replace("__PTHREAD__", _PTHREAD).replace("__TAG__", precision)
+    for key, value in (("__REAL__", real), ("__GP_INV__", GP_INV), ("__GP_LO__", GP_LO),
+                       ("__GP_HI__", GP_HI), ("__BIG__", BIG_CELLS),
+                       ("__OVER_SIZE__", OVER_SIZE)):
+        text = text.replace(key, str(value))
+    search = wp.func_native(text)(search_body)
+
+    @wp.kernel(module=module)
+    def search_all(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                   inv_mass: wp.array(dtype=scalar), cloth_tris: wp.array(dtype=wp.vec3i),
+                   cloth_edges: wp.array(dtype=wp.vec2i), kind: int, n: int, fresh: int,
+                   margin: scalar, ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
+                   gp: wp.array(dtype=scalar), mask: int, start: wp.array(dtype=i32),
+                   entries: wp.array(dtype=i32), clo: wp.array(dtype=wp.vec3i),
+                   big: wp.array(dtype=i32), big_count: wp.array(dtype=i32),
+                   blo: wp.array(dtype=vec3), bhi: wp.array(dtype=vec3), slots: int,
+                   cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
+                   over: wp.array(dtype=i32), what: int, threads: int):
+        """The Verlet search of every query of one kind, on ``threads`` POSIX threads."""
+        search(p, x_prev, inv_mass, cloth_tris, cloth_edges, kind, n, fresh, margin, ref_lo,
+               ref_hi, gp, mask, start, entries, clo, big, big_count, blo, bhi, slots, cand,
+               ncand, over, what, threads)
+
+    return SimpleNamespace(module=module, search_all=search_all)
