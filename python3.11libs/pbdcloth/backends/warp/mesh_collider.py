@@ -46,6 +46,9 @@ MARGIN = 0.5
 #: contact band), the vertex grid's in the collider's median edge lengths.
 TRIANGLE_CELL = 1.0
 VERTEX_CELL = 1.0
+#: The fewest buckets of a grid (few boxes spread over many cells: a query's cells seldom share
+#: a bucket with another cell's entries).
+MIN_BUCKETS = 1 << 14
 #: Threads per block of the grids' prefix sums.
 SCAN_BLOCK = 256
 #: Entries per box the grids start with (plus START_EXTRA), and candidates per cloth vertex
@@ -81,11 +84,14 @@ def volume_cubic(v0: np.ndarray, v1: np.ndarray, tris: np.ndarray) -> np.ndarray
 class _Grid:
     """A hashed grid's device arrays over M boxes (counts and cursors per bucket, entries)."""
 
-    def __init__(self, boxes: int, entries: int, device: Any, vec3: Any, scalar: Any) -> None:
+    def __init__(self, boxes: int, entries: int, device: Any, vec3: Any, scalar: Any,
+                 ranges: int = 1) -> None:
         self.boxes = boxes
-        self.buckets = _pow2(4 * boxes)
+        self.buckets = _pow2(max(4 * boxes, MIN_BUCKETS))
         self.mask = self.buckets - 1
-        self.count = wp.zeros(self.buckets, dtype=wp.int32, device=device)
+        self.ranges = ranges
+        """Ranges of boxes of a native build, each counted in its own row of ``count``."""
+        self.count = wp.zeros(ranges * self.buckets, dtype=wp.int32, device=device)
         self.cursor = wp.zeros(self.buckets, dtype=wp.int32, device=device)
         self.start = wp.zeros(self.buckets + 1, dtype=wp.int32, device=device)
         self.blocks = (self.buckets + SCAN_BLOCK - 1) // SCAN_BLOCK
@@ -100,8 +106,16 @@ class _Grid:
         self.big_count = wp.zeros(1, dtype=wp.int32, device=device)
         self.params = wp.zeros(GP_SIZE, dtype=scalar, device=device)
 
-    def issue_build(self, launch: Any, mk: Any, over: Any, slot: int) -> None:
-        """Count, scan and fill the boxes ``lo``, ``hi`` into the buckets."""
+    def issue_build(self, launch: Any, mk: Any, over: Any, slot: int, kn: Any = None,
+                    threads: int = 1) -> None:
+        """Count, scan and fill the boxes ``lo``, ``hi`` into the buckets (one native loop
+        where ``kn`` is :func:`.mesh_native.build_mesh_native`'s)."""
+        if kn is not None:
+            launch(kn.grid_build, 1, [self.lo, self.hi, self.params, self.mask, self.boxes,
+                                      self.ranges, self.count, self.start, self.entries,
+                                      self.clo, self.chi, self.big, self.big_count, over,
+                                      slot, threads])
+            return
         launch(mk.grid_clear, self.buckets, [self.count, self.cursor, self.big_count])
         launch(mk.grid_count, self.boxes, [self.lo, self.hi, self.params, self.mask,
                                            self.count, self.clo, self.chi, self.big,
@@ -195,8 +209,11 @@ class DeviceMeshCollider:
         self.v1 = wp.zeros(v, dtype=v3, device=device)
         self.n0 = wp.zeros(t, dtype=v3, device=device)
         self.n1 = wp.zeros(t, dtype=v3, device=device)
-        self.tri_grid = _Grid(t, START_ENTRIES * t + START_EXTRA, device, v3, mk.scalar)
-        self.vert_grid = _Grid(v, START_ENTRIES * v + START_EXTRA, device, v3, mk.scalar)
+        ranges = self.threads if self.kn is not None else 1
+        self.tri_grid = _Grid(t, START_ENTRIES * t + START_EXTRA, device, v3, mk.scalar,
+                              ranges)
+        self.vert_grid = _Grid(v, START_ENTRIES * v + START_EXTRA, device, v3, mk.scalar,
+                               ranges)
         n_cloth_tris = cloth.tris.shape[0]
         self.cloth_triangles = n_cloth_tris
         self.vertex_lists = _VerletList(particles, device, v3)
@@ -214,7 +231,7 @@ class DeviceMeshCollider:
         self.sharp_count = sharp.shape[0]
         self.sharp: Any = wp.array(sharp.reshape(-1, 2), dtype=wp.vec2i, device=device)
         self.edge_grid = _Grid(max(self.sharp_count, 1), START_ENTRIES * self.sharp_count
-                               + START_EXTRA, device, v3, mk.scalar)
+                               + START_EXTRA, device, v3, mk.scalar, ranges)
         edges = cloth_edges(np.asarray(cloth.tris.numpy()).reshape(-1, 3).T)  # (2, E)
         self.cloth_edge_count = edges.shape[1]
         self.cloth_edges: Any = wp.array(np.ascontiguousarray(edges.T, dtype=np.int32),
@@ -322,13 +339,14 @@ class DeviceMeshCollider:
             launch(mk.mesh_triangles, self.triangle_count,
                    [self.v0, self.v1, self.tris, scalar(self.band), tg.lo, tg.hi, self.n0,
                     self.n1])
-            tg.issue_build(launch, mk, self.over, OVER_TRIANGLES)
-            vg.issue_build(launch, mk, self.over, OVER_VERTICES)
+            kn, threads = self.kn, self.threads
+            tg.issue_build(launch, mk, self.over, OVER_TRIANGLES, kn, threads)
+            vg.issue_build(launch, mk, self.over, OVER_VERTICES, kn, threads)
             if self.sharp_count:
                 eg = self.edge_grid
                 launch(mk.edge_boxes, self.sharp_count, [self.v0, self.v1, self.sharp,
                                                          scalar(self.band), eg.lo, eg.hi])
-                eg.issue_build(launch, mk, self.over, OVER_EDGES)
+                eg.issue_build(launch, mk, self.over, OVER_EDGES, kn, threads)
         n = self.particles
         margin = scalar(MARGIN * self.band)
         fresh = int(iteration == 0)

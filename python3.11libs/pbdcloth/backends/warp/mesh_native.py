@@ -76,6 +76,8 @@ static void* work(void* arg) {
   const int kind = J->ints[0], fresh = J->ints[1], mask = J->ints[2], slots = J->ints[3];
   const int what = J->ints[4], cap = J->ints[7], boxes = J->ints[8];
   const R margin = J->margin;
+  const int CHUNK = 64, SHORT = 8;
+  int hit[64];
   const R inv = GP[__GP_INV__];
   const R* RLO = GP + __GP_LO__;
   const R* RHI = GP + __GP_HI__;
@@ -103,8 +105,23 @@ static void* work(void* arg) {
   const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
   for (int q = b0; q < b1; ++q) {
     R lo[3], hi[3];
+    R* rlo = REF_LO + 3 * q;
+    R* rhi = REF_HI + 3 * q;
+    if (kind == 0 && W[q] <= R(0)) continue;
+    if (fresh == 0) {
+      // the box has left the remembered one when a current point has: the substep's start
+      // points lie in it since the substep's first search
+      const int corners = kind == 0 ? 1 : (kind == 1 ? 3 : 2);
+      const int* idx = kind == 1 ? TRIS + 3 * q : EDGES + 2 * q;
+      bool inside = true;
+      for (int c = 0; c < corners; ++c) {
+        const R* x = X1 + 3 * (kind == 0 ? q : idx[c]);
+        inside = inside & !(x[0] < rlo[0]) & !(x[1] < rlo[1]) & !(x[2] < rlo[2])
+            & !(x[0] > rhi[0]) & !(x[1] > rhi[1]) & !(x[2] > rhi[2]);
+      }
+      if (inside) continue;
+    }
     if (kind == 0) {
-      if (W[q] <= R(0)) continue;
       const R* a0 = X0 + 3 * q;
       const R* a1 = X1 + 3 * q;
       for (int k = 0; k < 3; ++k) { lo[k] = wp::min(a0[k], a1[k]); hi[k] = wp::max(a0[k], a1[k]); }
@@ -133,13 +150,6 @@ static void* work(void* arg) {
         hi[k] = wp::max(wp::max(a0[k], b0_[k]), wp::max(a1[k], b1_[k]));
       }
     }
-    R* rlo = REF_LO + 3 * q;
-    R* rhi = REF_HI + 3 * q;
-    if (fresh == 0) {
-      const bool inside = !(lo[0] < rlo[0] || lo[1] < rlo[1] || lo[2] < rlo[2])
-          && !(hi[0] > rhi[0] || hi[1] > rhi[1] || hi[2] > rhi[2]);
-      if (inside) continue;
-    }
     for (int k = 0; k < 3; ++k) { lo[k] = lo[k] - margin; hi[k] = hi[k] + margin; }
     for (int k = 0; k < 3; ++k) { rlo[k] = lo[k]; rhi[k] = hi[k]; }
     int n = 0;
@@ -164,15 +174,38 @@ static void* work(void* arg) {
         for (int cz = qa[2]; cz <= qb[2]; ++cz) {
           const int key = bucket(cx, cy, cz);
           const int e1 = START[key + 1] < cap ? START[key + 1] : cap;
-          for (int e = START[key]; e < e1; ++e) {
-            const int j = ENTRIES[e];
-            const int* c = CLO + 3 * j;
-            // the first cell shared by the query and the entry (each pair taken once)
-            if (cx != (qa[0] > c[0] ? qa[0] : c[0]) || cy != (qa[1] > c[1] ? qa[1] : c[1])
-                || cz != (qa[2] > c[2] ? qa[2] : c[2])) continue;
-            if (!overlap(lo, hi, BLO + 3 * j, BHI + 3 * j)) continue;
-            if (n < slots) out[n] = j;
-            ++n;
+          if (e1 - START[key] < SHORT) {  // a short bucket (often another cell's): branches
+            for (int e = START[key]; e < e1; ++e) {
+              const int j = ENTRIES[e];
+              const int* c = CLO + 3 * j;
+              if (cx != (qa[0] > c[0] ? qa[0] : c[0]) || cy != (qa[1] > c[1] ? qa[1] : c[1])
+                  || cz != (qa[2] > c[2] ? qa[2] : c[2])) continue;
+              if (!overlap(lo, hi, BLO + 3 * j, BHI + 3 * j)) continue;
+              if (n < slots) out[n] = j;
+              ++n;
+            }
+            continue;
+          }
+          for (int c0 = START[key]; c0 < e1; c0 += CHUNK) {
+            // the tests of a chunk of the bucket without branches (their outcome is a coin
+            // flip that a branch predictor cannot learn), the entries that pass into hit[]
+            const int c1 = c0 + CHUNK < e1 ? c0 + CHUNK : e1;
+            int nh = 0;
+            for (int e = c0; e < c1; ++e) {
+              const int j = ENTRIES[e];
+              const int* c = CLO + 3 * j;
+              const R* bl = BLO + 3 * j;
+              const R* bh = BHI + 3 * j;
+              // the first cell shared by the query and the entry (each pair taken once), and
+              // the boxes' overlap
+              const bool ok = (cx == (qa[0] > c[0] ? qa[0] : c[0]))
+                  & (cy == (qa[1] > c[1] ? qa[1] : c[1])) & (cz == (qa[2] > c[2] ? qa[2] : c[2]))
+                  & !(hi[0] < bl[0]) & !(hi[1] < bl[1]) & !(hi[2] < bl[2])
+                  & !(lo[0] > bh[0]) & !(lo[1] > bh[1]) & !(lo[2] > bh[2]);
+              hit[nh] = j;
+              nh += ok;
+            }
+            for (int h = 0; h < nh; ++h) { if (n < slots) out[n] = hit[h]; ++n; }
           }
         }
       }
@@ -200,6 +233,128 @@ void mesh_search___TAG__(void** ptrs, const int* ints, __REAL__ margin) {
   int* OVER = (int*)ptrs[17];
   const int slot = __OVER_SIZE__ + ints[4];
   for (int k = 0; k < threads; ++k) if (OVER[slot] < jobs[k].need) OVER[slot] = jobs[k].need;
+"""
+
+
+# A grid's build (grid_clear, grid_count, the scans and grid_fill of :mod:`.mesh_kernels`) for
+# ``ranges`` contiguous ranges of boxes, each counted into its own row of ``count`` and filled
+# from its own cursors, so the entries of a bucket are in box order whichever thread takes a
+# range; the function's closing brace is Warp's.
+_GRID = r"""
+void mesh_grid___TAG__(void** ptrs, const int* ints);
+void* pbd_ptrs[] = {(void*)lo.data, (void*)hi.data, (void*)gp.data, (void*)count.data,
+                    (void*)start.data, (void*)entries.data, (void*)clo.data, (void*)chi.data,
+                    (void*)big.data, (void*)big_count.data, (void*)over.data};
+const int pbd_ints[] = {mask, n, ranges, slot, entries.shape[0], threads};
+mesh_grid___TAG__(pbd_ptrs, pbd_ints);
+}
+__PTHREAD__
+namespace meshgrid___TAG__ {
+typedef __REAL__ R;
+struct Job { void** ptrs; const int* ints; int* next; int phase; int* bigs; };
+static inline int bucket(int cx, int cy, int cz, int mask) {
+  unsigned h = ((unsigned)cx * 73856093u) ^ ((unsigned)cy * 19349663u)
+      ^ ((unsigned)cz * 83492791u);
+  h = h ^ (h >> 16u);
+  h = h * 0x45D9F3Bu;
+  h = h ^ (h >> 16u);
+  return (int)(h & (unsigned)mask);
+}
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  void** P = J->ptrs;
+  const R* LO = (const R*)P[0];
+  const R* HI = (const R*)P[1];
+  const R inv = ((const R*)P[2])[__GP_INV__];
+  int* COUNT = (int*)P[3];
+  int* ENTRIES = (int*)P[5];
+  int* CLO = (int*)P[6];
+  int* CHI = (int*)P[7];
+  int* BIG = (int*)P[8];
+  const int mask = J->ints[0], n = J->ints[1], ranges = J->ints[2], cap = J->ints[4];
+  const int buckets = mask + 1;
+  const int size = (n + ranges - 1) / ranges;
+  for (int r = __atomic_fetch_add(J->next, 1, __ATOMIC_RELAXED); r < ranges;
+       r = __atomic_fetch_add(J->next, 1, __ATOMIC_RELAXED)) {
+    const int m0 = r * size, m1 = m0 + size < n ? m0 + size : n;
+    int* CNT = COUNT + r * buckets;
+    if (J->phase == 0) {
+      int nb = 0;  // the range's big boxes, at BIG[m0 ...] until they are gathered
+      for (int m = m0; m < m1; ++m) {
+        int a[3], b[3];
+        for (int k = 0; k < 3; ++k) {
+          a[k] = (int)wp::floor(LO[3 * m + k] * inv);
+          b[k] = (int)wp::floor(HI[3 * m + k] * inv);
+          CLO[3 * m + k] = a[k];
+        }
+        const int dx = b[0] - a[0] + 1, dy = b[1] - a[1] + 1, dz = b[2] - a[2] + 1;
+        if (dx > __BIG__ || dy > __BIG__ || dz > __BIG__ || dx * dy * dz > __BIG__) {
+          BIG[m0 + nb++] = m;
+          for (int k = 0; k < 3; ++k) b[k] = a[k] - 1;
+        }
+        for (int k = 0; k < 3; ++k) CHI[3 * m + k] = b[k];
+        for (int cx = a[0]; cx <= b[0]; ++cx)
+        for (int cy = a[1]; cy <= b[1]; ++cy)
+        for (int cz = a[2]; cz <= b[2]; ++cz) CNT[bucket(cx, cy, cz, mask)] += 1;
+      }
+      J->bigs[r] = nb;
+    } else {
+      for (int m = m0; m < m1; ++m) {
+        const int* a = CLO + 3 * m;
+        const int* b = CHI + 3 * m;
+        for (int cx = a[0]; cx <= b[0]; ++cx)
+        for (int cy = a[1]; cy <= b[1]; ++cy)
+        for (int cz = a[2]; cz <= b[2]; ++cz) {
+          const int e = CNT[bucket(cx, cy, cz, mask)]++;
+          if (e < cap) ENTRIES[e] = m;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+}  // namespace meshgrid___TAG__
+void mesh_grid___TAG__(void** ptrs, const int* ints) {
+  using namespace meshgrid___TAG__;
+  const int mask = ints[0], n = ints[1], ranges = ints[2], slot = ints[3], cap = ints[4];
+  int threads = ints[5] < 1 ? 1 : (ints[5] > 8 ? 8 : ints[5]);
+  if (threads > ranges) threads = ranges;
+  if (n < 4096) threads = 1;
+  const int buckets = mask + 1;
+  int* COUNT = (int*)ptrs[3];
+  int* START = (int*)ptrs[4];
+  int* BIG = (int*)ptrs[8];
+  int* OVER = (int*)ptrs[10];
+  for (long long k = 0; k < (long long)ranges * buckets; ++k) COUNT[k] = 0;
+  int bigs[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  Job jobs[8];
+  for (int phase = 0; phase < 2; ++phase) {
+    for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr, phase, bigs};
+    pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, ranges,
+                 [](void* job, int* next) { ((Job*)job)->next = next; });
+    if (phase == 1) break;
+    // the big boxes in box order (a range's bigs move down: they never pass their own start)
+    const int size = (n + ranges - 1) / ranges;
+    int nbig = 0;
+    for (int r = 0; r < ranges; ++r)
+      for (int k = 0; k < bigs[r]; ++k) BIG[nbig++] = BIG[r * size + k];
+    ((int*)ptrs[9])[0] = nbig;
+    // exclusive prefix sums: each range's cursor in a bucket follows the earlier ranges'
+    int acc = 0;
+    for (int key = 0; key < buckets; ++key) {
+      START[key] = acc;
+      for (int r = 0; r < ranges; ++r) {
+        const int c = COUNT[r * buckets + key];
+        COUNT[r * buckets + key] = acc;
+        acc += c;
+      }
+    }
+    START[buckets] = acc;
+    if (acc > cap) {
+      OVER[slot] = 1;
+      if (OVER[__OVER_SIZE__ + slot] < acc) OVER[__OVER_SIZE__ + slot] = acc;
+    }
+  }
 """
 
 
@@ -231,12 +386,16 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
 
     # Warp names a function by its qualified name: one name per precision.
     search_body.__name__ = search_body.__qualname__ = f"mesh_search_{precision}"
-    text = _SEARCH.replace("__PTHREAD__", _PTHREAD).replace("__TAG__", precision)
-    for key, value in (("__REAL__", real), ("__GP_INV__", GP_INV), ("__GP_LO__", GP_LO),
-                       ("__GP_HI__", GP_HI), ("__BIG__", BIG_CELLS),
-                       ("__OVER_SIZE__", OVER_SIZE)):
-        text = text.replace(key, str(value))
-    search = wp.func_native(text)(search_body)
+
+    def _fill(text: str) -> str:
+        text = text.replace("__PTHREAD__", _PTHREAD).replace("__TAG__", precision)
+        for key, value in (("__REAL__", real), ("__GP_INV__", GP_INV), ("__GP_LO__", GP_LO),
+                           ("__GP_HI__", GP_HI), ("__BIG__", BIG_CELLS),
+                           ("__OVER_SIZE__", OVER_SIZE)):
+            text = text.replace(key, str(value))
+        return text
+
+    search = wp.func_native(_fill(_SEARCH))(search_body)
 
     @wp.kernel(module=module)
     def search_all(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -254,4 +413,28 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                ref_hi, gp, mask, start, entries, clo, big, big_count, blo, bhi, slots, cand,
                ncand, over, what, threads)
 
-    return SimpleNamespace(module=module, search_all=search_all)
+    def grid_body(lo: wp.array(dtype=vec3), hi: wp.array(dtype=vec3),
+                  gp: wp.array(dtype=scalar), mask: int, n: int, ranges: int,
+                  count: wp.array(dtype=i32), start: wp.array(dtype=i32),
+                  entries: wp.array(dtype=i32), clo: wp.array(dtype=wp.vec3i),
+                  chi: wp.array(dtype=wp.vec3i), big: wp.array(dtype=i32),
+                  big_count: wp.array(dtype=i32), over: wp.array(dtype=i32), slot: int,
+                  threads: int):
+        ...
+
+    grid_body.__name__ = grid_body.__qualname__ = f"mesh_grid_{precision}"
+    grid = wp.func_native(_fill(_GRID))(grid_body)
+
+    @wp.kernel(module=module)
+    def grid_build(lo: wp.array(dtype=vec3), hi: wp.array(dtype=vec3),
+                   gp: wp.array(dtype=scalar), mask: int, n: int, ranges: int,
+                   count: wp.array(dtype=i32), start: wp.array(dtype=i32),
+                   entries: wp.array(dtype=i32), clo: wp.array(dtype=wp.vec3i),
+                   chi: wp.array(dtype=wp.vec3i), big: wp.array(dtype=i32),
+                   big_count: wp.array(dtype=i32), over: wp.array(dtype=i32), slot: int,
+                   threads: int):
+        """A grid's build from the boxes ``lo``, ``hi`` (``ranges`` rows of ``count``)."""
+        grid(lo, hi, gp, mask, n, ranges, count, start, entries, clo, chi, big, big_count,
+             over, slot, threads)
+
+    return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build)
