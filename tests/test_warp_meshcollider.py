@@ -309,11 +309,14 @@ def test_native_searches_give_the_kernels_lists_and_frames_bit_for_bit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     two, counts = _wire_and_skirt(2)
     one, _ = _wire_and_skirt(1)
+    monkeypatch.setattr(mesh_collider, "OCCUPANCY_WORDS", 1)  # every bucket searched
+    every, _ = _wire_and_skirt(2)
     monkeypatch.setattr(mesh_collider, "NATIVE_ON_CPU", False)
     kernels, _ = _wire_and_skirt(1)
-    for a, b, c in zip(kernels, one, two):
-        assert len(a) == len(b) == len(c)
-        for x, y, z in zip(a, b, c):
-            assert np.array_equal(x, y) and np.array_equal(x, z)
+    for a, *others in zip(kernels, one, two, every):
+        for b in others:
+            assert len(a) == len(b)
+            for x, y in zip(a, b):
+                assert np.array_equal(x, y)
     # the wire's cloth edges met its sharp edges; the skirt's vertices and triangles the body's
     assert counts[2] > 0 and counts[3] > 0 and counts[4] > 0

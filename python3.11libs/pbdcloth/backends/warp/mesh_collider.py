@@ -49,6 +49,9 @@ VERTEX_CELL = 1.0
 #: The fewest buckets of a grid (few boxes spread over many cells: a query's cells seldom share
 #: a bucket with another cell's entries).
 MIN_BUCKETS = 1 << 14
+#: Words of a grid's occupancy bytes (native builds, a byte per cell): a region of up to four
+#: times as many cells has them, a larger one searches every bucket.
+OCCUPANCY_WORDS = 1 << 18
 #: Threads per block of the grids' prefix sums.
 SCAN_BLOCK = 256
 #: Entries per box the grids start with (plus START_EXTRA), and candidates per cloth vertex
@@ -85,7 +88,7 @@ class _Grid:
     """A hashed grid's device arrays over M boxes (counts and cursors per bucket, entries)."""
 
     def __init__(self, boxes: int, entries: int, device: Any, vec3: Any, scalar: Any,
-                 ranges: int = 1) -> None:
+                 ranges: int = 1, occupancy: int = 1) -> None:
         self.boxes = boxes
         self.buckets = _pow2(max(4 * boxes, MIN_BUCKETS))
         self.mask = self.buckets - 1
@@ -105,6 +108,9 @@ class _Grid:
         self.big = wp.zeros(max(boxes, 1), dtype=wp.int32, device=device)
         self.big_count = wp.zeros(1, dtype=wp.int32, device=device)
         self.params = wp.zeros(GP_SIZE, dtype=scalar, device=device)
+        self.occupancy = wp.zeros(occupancy, dtype=wp.int32, device=device)
+        """Occupancy of the region's cells, a byte each (native builds, where they fit)."""
+        self.dense = wp.zeros(8, dtype=wp.int32, device=device)
 
     def issue_build(self, launch: Any, mk: Any, over: Any, slot: int, kn: Any = None,
                     threads: int = 1) -> None:
@@ -114,7 +120,7 @@ class _Grid:
             launch(kn.grid_build, 1, [self.lo, self.hi, self.params, self.mask, self.boxes,
                                       self.ranges, self.count, self.start, self.entries,
                                       self.clo, self.chi, self.big, self.big_count, over,
-                                      slot, threads])
+                                      slot, self.occupancy, self.dense, threads])
             return
         launch(mk.grid_clear, self.buckets, [self.count, self.cursor, self.big_count])
         launch(mk.grid_count, self.boxes, [self.lo, self.hi, self.params, self.mask,
@@ -209,11 +215,11 @@ class DeviceMeshCollider:
         self.v1 = wp.zeros(v, dtype=v3, device=device)
         self.n0 = wp.zeros(t, dtype=v3, device=device)
         self.n1 = wp.zeros(t, dtype=v3, device=device)
-        ranges = self.threads if self.kn is not None else 1
+        ranges, words = (self.threads, OCCUPANCY_WORDS) if self.kn is not None else (1, 1)
         self.tri_grid = _Grid(t, START_ENTRIES * t + START_EXTRA, device, v3, mk.scalar,
-                              ranges)
+                              ranges, words)
         self.vert_grid = _Grid(v, START_ENTRIES * v + START_EXTRA, device, v3, mk.scalar,
-                               ranges)
+                               ranges, words)
         n_cloth_tris = cloth.tris.shape[0]
         self.cloth_triangles = n_cloth_tris
         self.vertex_lists = _VerletList(particles, device, v3)
@@ -231,7 +237,7 @@ class DeviceMeshCollider:
         self.sharp_count = sharp.shape[0]
         self.sharp: Any = wp.array(sharp.reshape(-1, 2), dtype=wp.vec2i, device=device)
         self.edge_grid = _Grid(max(self.sharp_count, 1), START_ENTRIES * self.sharp_count
-                               + START_EXTRA, device, v3, mk.scalar, ranges)
+                               + START_EXTRA, device, v3, mk.scalar, ranges, words)
         edges = cloth_edges(np.asarray(cloth.tris.numpy()).reshape(-1, 3).T)  # (2, E)
         self.cloth_edge_count = edges.shape[1]
         self.cloth_edges: Any = wp.array(np.ascontiguousarray(edges.T, dtype=np.int32),
@@ -359,7 +365,8 @@ class DeviceMeshCollider:
             if kn is not None:
                 launch(kn.search_all, 1, [*both, kind, count, fresh, margin,
                                           *lists.search_args(grid), self.over,
-                                          _OVER_OF[kind], self.threads])
+                                          _OVER_OF[kind], grid.occupancy, grid.dense,
+                                          self.threads])
                 return
             owners = [inv_mass] if kind == KIND_VERTEX else [
                 cl.tris if kind == KIND_TRIANGLE else self.cloth_edges]

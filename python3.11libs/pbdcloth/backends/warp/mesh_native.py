@@ -42,7 +42,8 @@ void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
                     (void*)cloth_tris.data, (void*)cloth_edges.data, (void*)ref_lo.data,
                     (void*)ref_hi.data, (void*)gp.data, (void*)start.data, (void*)entries.data,
                     (void*)clo.data, (void*)big.data, (void*)big_count.data, (void*)blo.data,
-                    (void*)bhi.data, (void*)cand.data, (void*)ncand.data, (void*)over.data};
+                    (void*)bhi.data, (void*)cand.data, (void*)ncand.data, (void*)over.data,
+                    (void*)occupancy.data, (void*)dense.data};
 const int pbd_ints[] = {kind, fresh, mask, slots, what, n, threads, entries.shape[0],
                         blo.shape[0]};
 mesh_search___TAG__(pbd_ptrs, pbd_ints, margin);
@@ -73,6 +74,10 @@ static void* work(void* arg) {
   int* CAND = (int*)P[15];
   int* NCAND = (int*)P[16];
   int* OVER = (int*)P[17];
+  const unsigned char* OCC = (const unsigned char*)P[18];
+  const int* DENSE = (const int*)P[19];
+  const bool dense = DENSE[6] != 0;
+  const int dx0 = DENSE[0], dy0 = DENSE[1], dz0 = DENSE[2], dny = DENSE[4], dnz = DENSE[5];
   const int kind = J->ints[0], fresh = J->ints[1], mask = J->ints[2], slots = J->ints[3];
   const int what = J->ints[4], cap = J->ints[7], boxes = J->ints[8];
   const R margin = J->margin;
@@ -172,6 +177,10 @@ static void* work(void* arg) {
         for (int cx = qa[0]; cx <= qb[0]; ++cx)
         for (int cy = qa[1]; cy <= qb[1]; ++cy)
         for (int cz = qa[2]; cz <= qb[2]; ++cz) {
+          if (dense) {  // a cell no box overlaps holds none of the query's candidates
+            const long long c = ((long long)(cx - dx0) * dny + (cy - dy0)) * dnz + (cz - dz0);
+            if (OCC[c] == 0) continue;
+          }
           const int key = bucket(cx, cy, cz);
           const int e1 = START[key + 1] < cap ? START[key + 1] : cap;
           if (e1 - START[key] < SHORT) {  // a short bucket (often another cell's): branches
@@ -244,8 +253,10 @@ _GRID = r"""
 void mesh_grid___TAG__(void** ptrs, const int* ints);
 void* pbd_ptrs[] = {(void*)lo.data, (void*)hi.data, (void*)gp.data, (void*)count.data,
                     (void*)start.data, (void*)entries.data, (void*)clo.data, (void*)chi.data,
-                    (void*)big.data, (void*)big_count.data, (void*)over.data};
-const int pbd_ints[] = {mask, n, ranges, slot, entries.shape[0], threads};
+                    (void*)big.data, (void*)big_count.data, (void*)over.data,
+                    (void*)occupancy.data, (void*)dense.data};
+const int pbd_ints[] = {mask, n, ranges, slot, entries.shape[0], threads,
+                        occupancy.shape[0]};
 mesh_grid___TAG__(pbd_ptrs, pbd_ints);
 }
 __PTHREAD__
@@ -274,6 +285,11 @@ static void* work(void* arg) {
   const int mask = J->ints[0], n = J->ints[1], ranges = J->ints[2], cap = J->ints[4];
   const int buckets = mask + 1;
   const int size = (n + ranges - 1) / ranges;
+  unsigned char* OCC = (unsigned char*)P[11];
+  const int* DENSE = (const int*)P[12];
+  const bool dense = DENSE[6] != 0;
+  const int dx0 = DENSE[0], dy0 = DENSE[1], dz0 = DENSE[2];
+  const int dnx = DENSE[3], dny = DENSE[4], dnz = DENSE[5];
   for (int r = __atomic_fetch_add(J->next, 1, __ATOMIC_RELAXED); r < ranges;
        r = __atomic_fetch_add(J->next, 1, __ATOMIC_RELAXED)) {
     const int m0 = r * size, m1 = m0 + size < n ? m0 + size : n;
@@ -295,7 +311,14 @@ static void* work(void* arg) {
         for (int k = 0; k < 3; ++k) CHI[3 * m + k] = b[k];
         for (int cx = a[0]; cx <= b[0]; ++cx)
         for (int cy = a[1]; cy <= b[1]; ++cy)
-        for (int cz = a[2]; cz <= b[2]; ++cz) CNT[bucket(cx, cy, cz, mask)] += 1;
+        for (int cz = a[2]; cz <= b[2]; ++cz) {
+          CNT[bucket(cx, cy, cz, mask)] += 1;
+          const int ux = cx - dx0, uy = cy - dy0, uz = cz - dz0;
+          if (dense && ux >= 0 && ux < dnx && uy >= 0 && uy < dny && uz >= 0 && uz < dnz) {
+            const long long c = ((long long)ux * dny + uy) * dnz + uz;
+            __atomic_store_n(&OCC[c], (unsigned char)1, __ATOMIC_RELAXED);
+          }
+        }
       }
       J->bigs[r] = nb;
     } else {
@@ -326,6 +349,23 @@ void mesh_grid___TAG__(void** ptrs, const int* ints) {
   int* BIG = (int*)ptrs[8];
   int* OVER = (int*)ptrs[10];
   for (long long k = 0; k < (long long)ranges * buckets; ++k) COUNT[k] = 0;
+  // the occupancy bytes of the region's cells, where there are few enough of them
+  {
+    const __REAL__* GP = (const __REAL__*)ptrs[2];
+    const __REAL__ inv = GP[__GP_INV__];
+    int* DENSE = (int*)ptrs[12];
+    long long cells = 1;
+    for (int k = 0; k < 3; ++k) {
+      const int c0 = (int)wp::floor(GP[__GP_LO__ + k] * inv);
+      const int c1 = (int)wp::floor(GP[__GP_HI__ + k] * inv);
+      DENSE[k] = c0;
+      DENSE[3 + k] = c1 - c0 + 1 > 0 ? c1 - c0 + 1 : 0;
+      cells *= DENSE[3 + k];
+    }
+    DENSE[6] = cells > 0 && cells <= 4LL * ints[6];
+    unsigned char* OCC = (unsigned char*)ptrs[11];
+    if (DENSE[6]) for (long long k = 0; k < cells; ++k) OCC[k] = 0;
+  }
   int bigs[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   Job jobs[8];
   for (int phase = 0; phase < 2; ++phase) {
@@ -381,7 +421,8 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                     big: wp.array(dtype=i32), big_count: wp.array(dtype=i32),
                     blo: wp.array(dtype=vec3), bhi: wp.array(dtype=vec3), slots: int,
                     cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
-                    over: wp.array(dtype=i32), what: int, threads: int):
+                    over: wp.array(dtype=i32), what: int, occupancy: wp.array(dtype=i32),
+                    dense: wp.array(dtype=i32), threads: int):
         ...
 
     # Warp names a function by its qualified name: one name per precision.
@@ -407,11 +448,12 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                    big: wp.array(dtype=i32), big_count: wp.array(dtype=i32),
                    blo: wp.array(dtype=vec3), bhi: wp.array(dtype=vec3), slots: int,
                    cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
-                   over: wp.array(dtype=i32), what: int, threads: int):
+                   over: wp.array(dtype=i32), what: int, occupancy: wp.array(dtype=i32),
+                   dense: wp.array(dtype=i32), threads: int):
         """The Verlet search of every query of one kind, on ``threads`` POSIX threads."""
         search(p, x_prev, inv_mass, cloth_tris, cloth_edges, kind, n, fresh, margin, ref_lo,
                ref_hi, gp, mask, start, entries, clo, big, big_count, blo, bhi, slots, cand,
-               ncand, over, what, threads)
+               ncand, over, what, occupancy, dense, threads)
 
     def grid_body(lo: wp.array(dtype=vec3), hi: wp.array(dtype=vec3),
                   gp: wp.array(dtype=scalar), mask: int, n: int, ranges: int,
@@ -419,7 +461,7 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                   entries: wp.array(dtype=i32), clo: wp.array(dtype=wp.vec3i),
                   chi: wp.array(dtype=wp.vec3i), big: wp.array(dtype=i32),
                   big_count: wp.array(dtype=i32), over: wp.array(dtype=i32), slot: int,
-                  threads: int):
+                  occupancy: wp.array(dtype=i32), dense: wp.array(dtype=i32), threads: int):
         ...
 
     grid_body.__name__ = grid_body.__qualname__ = f"mesh_grid_{precision}"
@@ -432,9 +474,11 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                    entries: wp.array(dtype=i32), clo: wp.array(dtype=wp.vec3i),
                    chi: wp.array(dtype=wp.vec3i), big: wp.array(dtype=i32),
                    big_count: wp.array(dtype=i32), over: wp.array(dtype=i32), slot: int,
-                   threads: int):
-        """A grid's build from the boxes ``lo``, ``hi`` (``ranges`` rows of ``count``)."""
+                   occupancy: wp.array(dtype=i32), dense: wp.array(dtype=i32), threads: int):
+        """A grid's build from the boxes ``lo``, ``hi`` (``ranges`` rows of ``count``), and
+        the ``occupancy`` of the region's cells, a byte each (``dense``: the region's first
+        cell and cell counts, and whether they fit in ``occupancy``'s words)."""
         grid(lo, hi, gp, mask, n, ranges, count, start, entries, clo, chi, big, big_count,
-             over, slot, threads)
+             over, slot, occupancy, dense, threads)
 
     return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build)
