@@ -18,6 +18,7 @@ from pbdcloth.backends.warp import mesh_collider
 from pbdcloth.backends.warp.backend import WarpBackend
 from pbdcloth.cloth.mesh import grid
 from pbdcloth.colliders import MeshCollider
+from pbdcloth.scenes.props import capsule_mesh
 from test_meshcollider import (
     FPS,
     _platform,
@@ -272,9 +273,9 @@ def _lists(solver: ClothSolver) -> tuple[list[int], list[np.ndarray]]:
 
 
 def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
-    """Frame-end positions and candidate lists of the wire (sharp edges) and the coarse skirt
-    on Warp float32 with ``threads`` threads, and the candidates of each kind over the frames
-    (wire, then skirt)."""
+    """Frame-end positions and candidate lists of the wire (sharp edges), the coarse skirt and
+    the limb sweep on Warp float32 with ``threads`` threads, and the candidates of each kind
+    over the frames (wire, skirt, sweep)."""
     from pbdcloth.scenes.cloth import skirt_scene
     from pbdcloth.selfcollision.tuning import SelfCollisionTuning
 
@@ -291,12 +292,22 @@ def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
                         body_rings=12)
     skirt = scene.make_solver()
     skirt.use_backend(WarpBackend(skirt.model, device="cpu", tuning=tuning))
-    frames, counts = [], np.zeros(6, dtype=np.int64)
+    # a capsule limb sweeping at 3 m/s through a hanging sheet (continuous crossings)
+    cv, ct = capsule_mesh((0, 0.55, 0), (0, 0.95, 0), 0.05, segments=16, rings=4)
+    pos, tris = grid(31, 31, 0.8, 0.8, plane="xy", origin=(-0.4, 1.2, 0.0))
+    limb = MeshCollider(None, ct, frames=lambda f: cv + np.array([0.0, 0.0, -0.15 + 3.0 * f
+                                                                  / FPS]))
+    s = ClothSettings(substeps=10, iterations=6, thickness=0.004, friction=0.0, model="xpbd",
+                      self_collision=False, backend="numpy")
+    sweep = ClothSolver(pos, tris, pinned=np.flatnonzero(pos[:, 1] > 1.2 - 1e-9), settings=s,
+                        colliders=[limb])
+    sweep.use_backend(WarpBackend(sweep.model, device="cpu", tuning=tuning))
+    frames, counts = [], np.zeros(9, dtype=np.int64)
     for k in range(1, 6):
         assert scene.animate is not None
         scene.animate(skirt, k)
         frame = []
-        for m, solver in enumerate((wire, skirt)):
+        for m, solver in enumerate((wire, skirt, sweep)):
             solver.step(1.0 / FPS)
             totals, lists = _lists(solver)
             counts[3 * m:3 * m + 3] += totals

@@ -380,10 +380,13 @@ class DeviceMeshCollider:
         if iteration == 0:
             launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
                                         self.orientation, step, *vl.lists(), self.trapped])
-        launch(mk.cloth_vertices, n,
-               [p, x, inv_mass, t_scale, f_scale, self.v0, self.v1, self.tris, self.n0,
-                self.n1, self.orientation, step, *vl.lists(), self.trapped, self.moved,
-                thickness, mu_s, mu_k, h, flag, normal, surface])
+        vertex_args = [p, x, inv_mass, t_scale, f_scale, self.v0, self.v1, self.tris, self.n0,
+                       self.n1, self.orientation, step, *vl.lists(), self.trapped, self.moved,
+                       thickness, mu_s, mu_k, h, flag, normal, surface]
+        if self.kn is not None:
+            launch(self.kn.vertices_all, 1, [*vertex_args, n, 0, self.threads])
+        else:
+            launch(mk.cloth_vertices, n, vertex_args)
         search(KIND_TRIANGLE, tl, vg, fresh)
         launch(mk.collider_vertices, self.cloth_triangles,
                [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *tl.lists(), thickness,
@@ -400,8 +403,12 @@ class DeviceMeshCollider:
                                              self.edge_list, self.edge_push_len,
                                              self.edge_push_dir, self.moved])
         search(KIND_VERTEX, vl, tg, 0)
-        launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris, self.n0,
-                               self.n1, *vl.lists(), self.trapped, self.moved, thickness])
+        if self.kn is not None:
+            launch(self.kn.vertices_all, 1, [*vertex_args, n, 1, self.threads])
+        else:
+            launch(mk.recheck, n, [p, x, inv_mass, t_scale, self.v0, self.v1, self.tris,
+                                   self.n0, self.n1, *vl.lists(), self.trapped, self.moved,
+                                   thickness])
         return out
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import warp as wp
 
+from ...colliders.ccd import BISECTIONS, INSIDE_TOLERANCE
 from .mesh_kernels import BIG_CELLS, GP_HI, GP_INV, GP_LO, OVER_SIZE
 from .selfcollision_native import _PTHREAD
 
@@ -398,6 +399,287 @@ void mesh_grid___TAG__(void** ptrs, const int* ints) {
 """
 
 
+# The narrow phase of the cloth vertices (``cloth_vertices`` and ``recheck`` of
+# :mod:`.mesh_kernels`, with their helpers ``continuous_pass``, ``first_crossing``,
+# ``may_cross``, ``barycentric``, ``closest_point_triangle`` and ``contact_friction``): Warp's
+# own vector functions, the same operations in the same order; each vertex reads the shared
+# collider arrays and writes only its own entries. The function's closing brace is Warp's.
+_VERTICES = r"""
+void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals);
+void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
+                    (void*)thickness_scale.data, (void*)friction_scale.data, (void*)v0.data,
+                    (void*)v1.data, (void*)tris.data, (void*)n0.data, (void*)n1.data,
+                    (void*)orientation.data, (void*)cand.data, (void*)ncand.data,
+                    (void*)trapped.data, (void*)moved.data, (void*)contact.data,
+                    (void*)contact_normal.data, (void*)surface_velocity.data};
+const int pbd_ints[] = {step, slots, n, mode, threads};
+const __REAL__ pbd_reals[] = {thickness, mu_s, mu_k, h};
+mesh_vertices___TAG__(pbd_ptrs, pbd_ints, pbd_reals);
+}
+__PTHREAD__
+namespace meshvert___TAG__ {
+typedef __REAL__ R;
+typedef wp::vec_t<3, R> V;
+const int BLOCK = 64;
+const R zero = R(0.0), one = R(1.0), half_ = R(0.5), tiny = R(__TINY__);
+const R third = R(__THIRD__), inside_tol = R(__INSIDE_TOL__);
+struct Job { void** ptrs; const int* ints; const R* reals; int* next; };
+static inline R sgn(R x) {
+  if (x > zero) return one;
+  if (x < zero) return -one;
+  return zero;
+}
+static inline R safe_div(R num, R den) { return den != zero ? num / den : zero; }
+static inline V mix3(V a, R u, V b, R v, V c, R w) {
+  return wp::add(wp::add(wp::mul(a, u), wp::mul(b, v)), wp::mul(c, w));
+}
+static inline void barycentric(V p, V a, V b, V c, R& u, R& v, R& w) {
+  const V v0 = wp::sub(b, a), v1 = wp::sub(c, a), v2 = wp::sub(p, a);
+  const R d00 = wp::dot(v0, v0), d01 = wp::dot(v0, v1), d11 = wp::dot(v1, v1);
+  const R d20 = wp::dot(v2, v0), d21 = wp::dot(v2, v1);
+  const R den = d00 * d11 - d01 * d01;
+  v = safe_div(d11 * d20 - d01 * d21, den);
+  w = safe_div(d00 * d21 - d01 * d20, den);
+  u = one - v - w;
+}
+static inline void closest_point_triangle(V p, V a, V b, V c, R& u, R& v, R& w, int& face) {
+  const V ab = wp::sub(b, a), ac = wp::sub(c, a), ap = wp::sub(p, a);
+  const R d1 = wp::dot(ab, ap), d2 = wp::dot(ac, ap), aa = wp::dot(ab, ab);
+  const R cc = wp::dot(ac, ac), bc_ = wp::dot(ab, ac);
+  const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
+  const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+  const R den = va + vb + vc;
+  v = zero; w = zero; face = 0;
+  const R d43 = d4 - d3, d56 = d5 - d6;
+  if (d1 <= zero && d2 <= zero) { v = zero; w = zero; }
+  else if (d3 >= zero && d4 <= d3) { v = one; w = zero; }
+  else if (vc <= zero && d1 >= zero && d3 <= zero) { v = safe_div(d1, d1 - d3); w = zero; }
+  else if (d6 >= zero && d5 <= d6) { v = zero; w = one; }
+  else if (vb <= zero && d2 >= zero && d6 <= zero) { v = zero; w = safe_div(d2, d2 - d6); }
+  else if (va <= zero && d43 >= zero && d56 >= zero) { w = safe_div(d43, d43 + d56); v = one - w; }
+  else { v = safe_div(vb, den); w = safe_div(vc, den); if (den > zero) face = 1; }
+  v = wp::clamp(v, zero, one);
+  w = wp::clamp(w, zero, one - v);
+  u = one - v - w;
+}
+static inline R cubic(R c0, R c1, R c2, R c3, R t) { return ((c3 * t + c2) * t + c1) * t + c0; }
+static inline int first_crossing(V x0, V x1, V a0, V a1, V b0, V b1, V c0, V c1, R& t_hit,
+                                 R& bu, R& bv, R& bw, R& side) {
+  const V e0 = wp::sub(x0, a0);
+  const V de = wp::sub(wp::sub(x1, x0), wp::sub(a1, a0));
+  const V ab0 = wp::sub(b0, a0);
+  const V dab = wp::sub(wp::sub(b1, b0), wp::sub(a1, a0));
+  const V ac0 = wp::sub(c0, a0);
+  const V dac = wp::sub(wp::sub(c1, c0), wp::sub(a1, a0));
+  const V n0 = wp::cross(ab0, ac0);
+  const V n1 = wp::add(wp::cross(ab0, dac), wp::cross(dab, ac0));
+  const V n2 = wp::cross(dab, dac);
+  const R k0 = wp::dot(e0, n0);
+  const R k1 = wp::dot(e0, n1) + wp::dot(de, n0);
+  const R k2 = wp::dot(e0, n2) + wp::dot(de, n1);
+  const R k3 = wp::dot(de, n2);
+  side = sgn(k0);
+  t_hit = one; bu = one; bv = zero; bw = zero;
+  if (side == zero) return 0;
+  const R qa = R(3.0) * k3, qb = R(2.0) * k2, qc = k1;
+  const R disc = qb * qb - R(4.0) * qa * qc;
+  const R sq = wp::sqrt(wp::max(disc, zero));
+  R r1 = zero, r2 = zero;
+  if (wp::abs(qa) > zero) {
+    if (disc >= zero) {
+      r1 = (-qb - sq) / (R(2.0) * qa);
+      r2 = (-qb + sq) / (R(2.0) * qa);
+    }
+  } else {
+    r1 = safe_div(-qc, qb);
+    r2 = r1;
+  }
+  R lo_r = wp::clamp(wp::min(r1, r2), zero, one);
+  R hi_r = wp::clamp(wp::max(r1, r2), zero, one);
+  if (!wp::isfinite(lo_r)) lo_r = zero;
+  if (!wp::isfinite(hi_r)) hi_r = zero;
+  R f_lo = cubic(k0, k1, k2, k3, zero);
+  for (int piece = 0; piece < 3; ++piece) {
+    R lo = zero, hi = one;
+    if (piece == 0) hi = lo_r;
+    else if (piece == 1) { lo = lo_r; hi = hi_r; }
+    else lo = hi_r;
+    const R f_hi = cubic(k0, k1, k2, k3, hi);
+    const bool live = hi > lo && sgn(f_lo) * sgn(f_hi) <= zero;
+    f_lo = f_hi;
+    if (live) {
+      R t0 = lo, t1 = hi;
+      const R s0 = sgn(cubic(k0, k1, k2, k3, t0));
+      for (int k = 0; k < __BISECTIONS__; ++k) {
+        const R mid = half_ * (t0 + t1);
+        if (sgn(cubic(k0, k1, k2, k3, mid)) == s0) t0 = mid;
+        else t1 = mid;
+      }
+      const V xt = wp::add(x0, wp::mul(wp::sub(x1, x0), t1));
+      const V at = wp::add(a0, wp::mul(wp::sub(a1, a0), t1));
+      const V bt = wp::add(b0, wp::mul(wp::sub(b1, b0), t1));
+      const V ct = wp::add(c0, wp::mul(wp::sub(c1, c0), t1));
+      R u, v, w;
+      barycentric(xt, at, bt, ct, u, v, w);
+      if (u >= -inside_tol && v >= -inside_tol && w >= -inside_tol) {
+        t_hit = t1; bu = u; bv = v; bw = w;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+static inline bool may_cross(R plane0, V dx, V a0, V a1, V b0, V b1, V c0, V c1) {
+  const V ra = wp::sub(dx, wp::sub(a1, a0));
+  const V rb = wp::sub(dx, wp::sub(b1, b0));
+  const V rc = wp::sub(dx, wp::sub(c1, c0));
+  const R rel = wp::max(wp::max(wp::dot(ra, ra), wp::dot(rb, rb)), wp::dot(rc, rc));
+  return wp::abs(plane0) <= wp::sqrt(rel) + tiny;
+}
+struct Mesh { const V* v0; const V* v1; const int* tris; const V* n0; const V* n1;
+              const int* cand; const int* ncand; int slots; };
+static inline V continuous_pass(const Mesh& M, int i, V xi, V x0, R own) {
+  int best = -1;
+  R best_t = one, bu = one, bv = zero, bw = zero, best_side = zero;
+  const V dx = wp::sub(xi, x0);
+  for (int s = 0; s < M.ncand[i]; ++s) {
+    const int j = M.cand[i * M.slots + s];
+    const int* t = M.tris + 3 * j;
+    const V a0 = M.v0[t[0]], b0 = M.v0[t[1]], c0 = M.v0[t[2]];
+    const V a1 = M.v1[t[0]], b1 = M.v1[t[1]], c1 = M.v1[t[2]];
+    const R plane0 = wp::dot(wp::sub(x0, a0), M.n0[j]);
+    if (!may_cross(plane0, dx, a0, a1, b0, b1, c0, c1)) continue;
+    R th, u, v, w, side;
+    const int hit = first_crossing(x0, xi, a0, a1, b0, b1, c0, c1, th, u, v, w, side);
+    if (hit != 0 && (best < 0 || th < best_t || (th == best_t && j < best))) {
+      best = j; best_t = th; bu = u; bv = v; bw = w; best_side = side;
+    }
+  }
+  if (best < 0) return xi;
+  const int* t = M.tris + 3 * best;
+  const V at = mix3(M.v1[t[0]], bu, M.v1[t[1]], bv, M.v1[t[2]], bw);
+  return wp::add(at, wp::mul(M.n1[best], best_side * own));
+}
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  void** P = J->ptrs;
+  V* X1 = (V*)P[0];
+  const V* X0 = (const V*)P[1];
+  const R* W = (const R*)P[2];
+  const R* TS = (const R*)P[3];
+  const R* FS = (const R*)P[4];
+  const R* ORIENT = (const R*)P[10];
+  const int* TRAPPED = (const int*)P[13];
+  int* MOVED = (int*)P[14];
+  int* CONTACT = (int*)P[15];
+  V* CNORMAL = (V*)P[16];
+  V* SURFACE = (V*)P[17];
+  Mesh M{(const V*)P[5], (const V*)P[6], (const int*)P[7], (const V*)P[8], (const V*)P[9],
+         (const int*)P[11], (const int*)P[12], J->ints[1]};
+  const int step = J->ints[0], n = J->ints[2], mode = J->ints[3];
+  const R thickness = J->reals[0], mu_s = J->reals[1], mu_k = J->reals[2], h = J->reals[3];
+  const R orient = ORIENT[step];
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+  const int b1 = b0 + BLOCK < n ? b0 + BLOCK : n;
+  for (int i = b0; i < b1; ++i) {
+    if (mode == 1) {  // recheck
+      if (MOVED[i] == 0 || W[i] <= zero || TRAPPED[i] >= 0) continue;
+      X1[i] = continuous_pass(M, i, X1[i], X0[i], thickness * TS[i]);
+      continue;
+    }
+    MOVED[i] = 0;
+    if (W[i] <= zero || M.ncand[i] == 0) continue;
+    const V x0 = X0[i];
+    const R own = thickness * TS[i];
+    const int mine = TRAPPED[i];
+    V xi = X1[i];
+    if (mine < 0) xi = continuous_pass(M, i, xi, x0, own);
+    int best = -1;
+    R best_gap = zero, bu = zero, bv = zero, bw = zero;
+    V best_n = V(zero, zero, zero);
+    for (int s = 0; s < M.ncand[i]; ++s) {
+      const int j = M.cand[i * M.slots + s];
+      if (mine >= 0 && j != mine) continue;
+      const int* t = M.tris + 3 * j;
+      const V a0 = M.v0[t[0]], a1 = M.v1[t[0]], b1 = M.v1[t[1]], c1 = M.v1[t[2]];
+      const V nj0 = M.n0[j], nj1 = M.n1[j];
+      R side = sgn(wp::dot(wp::sub(x0, a0), nj0));
+      if (mine >= 0) side = orient;
+      if (side == zero) {  // in the plane at the start: the side it moves away from
+        const V shift = wp::mul(wp::add(wp::add(wp::sub(a1, a0), wp::sub(b1, M.v0[t[1]])),
+                                        wp::sub(c1, M.v0[t[2]])), third);
+        const R away = -sgn(wp::dot(wp::sub(wp::sub(xi, x0), shift), nj0));
+        side = away;
+        if (away == zero) {
+          side = orient;
+          if (orient == zero) side = one;
+        }
+      }
+      if (side * wp::dot(wp::sub(xi, a1), nj1) >= own) continue;
+      R u, v, w;
+      int face;
+      closest_point_triangle(xi, a1, b1, c1, u, v, w, face);
+      const V diff = wp::sub(xi, mix3(a1, u, b1, v, c1, w));
+      const R dist = wp::length(diff);
+      const R plane = side * wp::dot(diff, nj1);
+      if (face == 0 && plane < zero) {
+        R pu, pv, pw;
+        barycentric(xi, a1, b1, c1, pu, pv, pw);
+        if (pu >= -inside_tol && pv >= -inside_tol && pw >= -inside_tol) face = 1;
+      }
+      if (mine >= 0) face = 1;
+      R gap = dist;
+      V nrm = wp::mul(nj1, side);
+      if (face != 0) gap = plane;
+      else if (dist > zero) nrm = wp::div(diff, dist);
+      if (gap < own && (best < 0 || gap < best_gap || (gap == best_gap && j < best))) {
+        best = j; best_gap = gap; best_n = nrm; bu = u; bv = v; bw = w;
+      }
+    }
+    if (best < 0) {
+      X1[i] = xi;
+      continue;
+    }
+    const int* t = M.tris + 3 * best;
+    const R depth = own - best_gap;
+    V target = wp::add(xi, wp::mul(best_n, depth));
+    const V surface = mix3(wp::sub(M.v1[t[0]], M.v0[t[0]]), bu,
+                           wp::sub(M.v1[t[1]], M.v0[t[1]]), bv,
+                           wp::sub(M.v1[t[2]], M.v0[t[2]]), bw);
+    const R fs = FS[i];
+    {  // contact_friction: Coulomb friction relative to the surface
+      const R ms = mu_s * fs, mk = mu_k * fs;
+      V slip = wp::sub(wp::sub(target, x0), surface);
+      slip = wp::sub(slip, wp::mul(best_n, wp::dot(slip, best_n)));
+      const R slip_len = wp::length(slip);
+      R scale = zero;
+      if (slip_len < ms * depth) scale = one;
+      else if (slip_len > zero) scale = wp::min(mk * depth / slip_len, one);
+      target = wp::sub(target, wp::mul(slip, scale));
+    }
+    X1[i] = target;
+    MOVED[i] = 1;
+    CONTACT[i] = 1;
+    CNORMAL[i] = best_n;
+    SURFACE[i] = wp::div(surface, h);
+  }
+  }
+  return nullptr;
+}
+}  // namespace meshvert___TAG__
+void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals) {
+  using namespace meshvert___TAG__;
+  const int n = ints[2];
+  int threads = ints[4] < 1 ? 1 : (ints[4] > 8 ? 8 : ints[4]);
+  if (n < 4 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, reals, nullptr};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+"""
+
+
 @functools.cache
 def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
     """The native search kernel (CPU only) for scalars of ``precision``: ``search_all``,
@@ -432,7 +714,9 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__TAG__", precision)
         for key, value in (("__REAL__", real), ("__GP_INV__", GP_INV), ("__GP_LO__", GP_LO),
                            ("__GP_HI__", GP_HI), ("__BIG__", BIG_CELLS),
-                           ("__OVER_SIZE__", OVER_SIZE)):
+                           ("__OVER_SIZE__", OVER_SIZE), ("__BISECTIONS__", BISECTIONS),
+                           ("__INSIDE_TOL__", repr(float(INSIDE_TOLERANCE))),
+                           ("__TINY__", repr(1e-12)), ("__THIRD__", repr(1.0 / 3.0))):
             text = text.replace(key, str(value))
         return text
 
@@ -481,4 +765,41 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
         grid(lo, hi, gp, mask, n, ranges, count, start, entries, clo, chi, big, big_count,
              over, slot, occupancy, dense, threads)
 
-    return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build)
+    def vertices_body(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                      inv_mass: wp.array(dtype=scalar), thickness_scale: wp.array(dtype=scalar),
+                      friction_scale: wp.array(dtype=scalar), v0: wp.array(dtype=vec3),
+                      v1: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                      n0: wp.array(dtype=vec3), n1: wp.array(dtype=vec3),
+                      orientation: wp.array(dtype=scalar), step: int, slots: int,
+                      cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
+                      trapped: wp.array(dtype=i32), moved: wp.array(dtype=i32),
+                      thickness: scalar, mu_s: scalar, mu_k: scalar, h: scalar,
+                      contact: wp.array(dtype=i32), contact_normal: wp.array(dtype=vec3),
+                      surface_velocity: wp.array(dtype=vec3), n: int, mode: int,
+                      threads: int):
+        ...
+
+    vertices_body.__name__ = vertices_body.__qualname__ = f"mesh_vertices_{precision}"
+    vertices = wp.func_native(_fill(_VERTICES))(vertices_body)
+
+    @wp.kernel(module=module)
+    def vertices_all(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                     inv_mass: wp.array(dtype=scalar), thickness_scale: wp.array(dtype=scalar),
+                     friction_scale: wp.array(dtype=scalar), v0: wp.array(dtype=vec3),
+                     v1: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                     n0: wp.array(dtype=vec3), n1: wp.array(dtype=vec3),
+                     orientation: wp.array(dtype=scalar), step: int, slots: int,
+                     cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
+                     trapped: wp.array(dtype=i32), moved: wp.array(dtype=i32),
+                     thickness: scalar, mu_s: scalar, mu_k: scalar, h: scalar,
+                     contact: wp.array(dtype=i32), contact_normal: wp.array(dtype=vec3),
+                     surface_velocity: wp.array(dtype=vec3), n: int, mode: int,
+                     threads: int):
+        """``cloth_vertices`` (``mode`` 0) or ``recheck`` (1) of every cloth vertex, on
+        ``threads`` POSIX threads."""
+        vertices(p, x_prev, inv_mass, thickness_scale, friction_scale, v0, v1, tris, n0, n1,
+                 orientation, step, slots, cand, ncand, trapped, moved, thickness, mu_s, mu_k,
+                 h, contact, contact_normal, surface_velocity, n, mode, threads)
+
+    return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build,
+                           vertices_all=vertices_all)
