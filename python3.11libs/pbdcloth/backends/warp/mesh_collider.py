@@ -254,6 +254,11 @@ class DeviceMeshCollider:
         e = max(self.cloth_edge_count, 1)
         self.edge_push_len = wp.zeros(2 * e, dtype=mk.scalar, device=device)
         self.edge_push_dir = wp.zeros(2 * e, dtype=v3, device=device)
+        self._flat_tris: Any = wp.array(np.asarray(cloth.tris.numpy(), dtype=np.int32)
+                                        .reshape(-1), dtype=wp.int32, device=device)
+        self._flat_edges: Any = wp.array(np.ascontiguousarray(edges.T, dtype=np.int32)
+                                         .reshape(-1), dtype=wp.int32, device=device)
+        """The cloth triangles' corners and the cloth edges' ends, flat (native loops)."""
         self._queries = (particles, self.cloth_triangles, self.cloth_edge_count)
         """Queries of each kind (:data:`.mesh_native.KIND_VERTEX` ...)."""
         self.orientation: Any = None
@@ -388,20 +393,33 @@ class DeviceMeshCollider:
         else:
             launch(mk.cloth_vertices, n, vertex_args)
         search(KIND_TRIANGLE, tl, vg, fresh)
-        launch(mk.collider_vertices, self.cloth_triangles,
-               [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *tl.lists(), thickness,
-                self.push_len, self.push_dir])
-        launch(mk.apply_pushes, n, [p, cl.tris, cl.tri_start, cl.tri_list, self.push_len,
-                                    self.push_dir, self.moved])
+        if self.kn is not None:
+            launch(self.kn.pushes_all, 1, [p, x, inv_mass, t_scale, self._flat_tris, self.v0,
+                                           self.v1, *tl.lists(), thickness, self.push_len,
+                                           self.push_dir, cl.tri_start, cl.tri_list,
+                                           self.moved, n, 0, self.threads])
+        else:
+            launch(mk.collider_vertices, self.cloth_triangles,
+                   [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *tl.lists(),
+                    thickness, self.push_len, self.push_dir])
+            launch(mk.apply_pushes, n, [p, cl.tris, cl.tri_start, cl.tri_list, self.push_len,
+                                        self.push_dir, self.moved])
         if self.sharp_count and self.cloth_edge_count:
             eg = self.edge_grid
             search(KIND_EDGE, el, eg, fresh)
             launch(mk.collider_edges, self.cloth_edge_count,
                    [p, x, inv_mass, t_scale, self.cloth_edges, self.sharp, self.v0, self.v1,
                     *el.lists(), thickness, self.edge_push_len, self.edge_push_dir])
-            launch(mk.apply_edge_pushes, n, [p, self.cloth_edges, self.edge_start,
-                                             self.edge_list, self.edge_push_len,
-                                             self.edge_push_dir, self.moved])
+            if self.kn is not None:
+                launch(self.kn.pushes_all, 1, [p, x, inv_mass, t_scale, self._flat_edges,
+                                               self.v0, self.v1, *el.lists(), thickness,
+                                               self.edge_push_len, self.edge_push_dir,
+                                               self.edge_start, self.edge_list, self.moved, n,
+                                               1, self.threads])
+            else:
+                launch(mk.apply_edge_pushes, n, [p, self.cloth_edges, self.edge_start,
+                                                 self.edge_list, self.edge_push_len,
+                                                 self.edge_push_dir, self.moved])
         search(KIND_VERTEX, vl, tg, 0)
         if self.kn is not None:
             launch(self.kn.vertices_all, 1, [*vertex_args, n, 1, self.threads])

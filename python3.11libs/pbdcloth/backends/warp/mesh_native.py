@@ -27,6 +27,7 @@ from typing import Any
 import warp as wp
 
 from ...colliders.ccd import BISECTIONS, INSIDE_TOLERANCE
+from ...colliders.mesh_contact import EDGE_SLACK
 from .mesh_kernels import BIG_CELLS, GP_HI, GP_INV, GP_LO, OVER_SIZE
 from .selfcollision_native import _PTHREAD
 
@@ -680,6 +681,160 @@ void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals) 
 """
 
 
+# Collider vertices against the cloth's triangles (``collider_vertices``, then ``apply_pushes``
+# of :mod:`.mesh_kernels`, ``mode`` 0), or the sharp edges' pushes (``apply_edge_pushes``,
+# ``mode`` 1): the triangles (each writes its own corners' pushes), then, once every triangle
+# is done, the vertices (each takes the largest push of its triangles or edges). The function's
+# closing brace is Warp's.
+_PUSHES = r"""
+void mesh_pushes___TAG__(void** ptrs, const int* ints, const __REAL__* reals);
+void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
+                    (void*)thickness_scale.data, (void*)owners.data, (void*)v0.data,
+                    (void*)v1.data, (void*)cand.data, (void*)ncand.data, (void*)push_len.data,
+                    (void*)push_dir.data, (void*)own_start.data, (void*)own_list.data,
+                    (void*)moved.data};
+const int pbd_ints[] = {slots, owners.shape[0] / (mode == 0 ? 3 : 2), n, mode, threads};
+const __REAL__ pbd_reals[] = {thickness};
+mesh_pushes___TAG__(pbd_ptrs, pbd_ints, pbd_reals);
+}
+namespace meshpush___TAG__ {
+typedef __REAL__ R;
+typedef wp::vec_t<3, R> V;
+const int BLOCK = 64;
+const R zero = R(0.0), one = R(1.0), tiny = R(__TINY__), third = R(__THIRD__);
+const R edge_slack = R(__EDGE_SLACK__);
+struct Job { void** ptrs; const int* ints; const R* reals; int* next; int phase; };
+static inline V unit(V m) {
+  const R length = wp::length(m);
+  if (length > zero) return wp::div(m, length);
+  return V(zero, zero, zero);
+}
+static void* work(void* arg) {
+  using namespace meshvert___TAG__;
+  Job* J = (Job*)arg;
+  void** P = J->ptrs;
+  V* X1 = (V*)P[0];
+  const V* X0 = (const V*)P[1];
+  const R* WM = (const R*)P[2];
+  const R* TS = (const R*)P[3];
+  const int* OWN = (const int*)P[4];
+  const V* Q0 = (const V*)P[5];
+  const V* Q1 = (const V*)P[6];
+  const int* CAND = (const int*)P[7];
+  const int* NCAND = (const int*)P[8];
+  R* PLEN = (R*)P[9];
+  V* PDIR = (V*)P[10];
+  const int* OSTART = (const int*)P[11];
+  const int* OLIST = (const int*)P[12];
+  int* MOVED = (int*)P[13];
+  const int slots = J->ints[0], n_owners = J->ints[1], n = J->ints[2], mode = J->ints[3];
+  const R thickness = J->reals[0];
+  const int count = J->phase == 0 ? n_owners : n;
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < count;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+  const int b1 = b0 + BLOCK < count ? b0 + BLOCK : count;
+  for (int q = b0; q < b1; ++q) {
+    if (J->phase == 1) {  // a vertex takes the largest push of its triangles (edges)
+      const int corners = mode == 0 ? 3 : 2;
+      R best = zero;
+      V best_dir = V(zero, zero, zero);
+      for (int s = OSTART[q]; s < OSTART[q + 1]; ++s) {
+        const int f = OLIST[s];
+        const int* o = OWN + corners * f;
+        int m = 0;
+        if (o[1] == q) m = 1;
+        else if (mode == 0 && o[2] == q) m = 2;
+        const R length = PLEN[corners * f + m];
+        if (mode == 0 ? wp::abs(length) > wp::abs(best) : length > best) {
+          best = length;
+          best_dir = PDIR[corners * f + m];
+        }
+      }
+      if (mode == 0 ? best != zero : best > zero) {
+        X1[q] = wp::add(X1[q], wp::mul(best_dir, best));
+        MOVED[q] = 1;
+      }
+      continue;
+    }
+    const int f = q;
+    const int ia = OWN[3 * f], ib = OWN[3 * f + 1], ic = OWN[3 * f + 2];
+    const V xa0 = X0[ia], xb0 = X0[ib], xc0 = X0[ic];
+    const V xa1 = X1[ia], xb1 = X1[ib], xc1 = X1[ic];
+    R best[3] = {zero, zero, zero};
+    V dir[3] = {V(zero, zero, zero), V(zero, zero, zero), V(zero, zero, zero)};
+    int from[3] = {-1, -1, -1};
+    if (NCAND[f] > 0) {
+      const R own = thickness * (TS[ia] + TS[ib] + TS[ic]) / R(3.0);
+      const V nrm0 = unit(wp::cross(wp::sub(xb0, xa0), wp::sub(xc0, xa0)));
+      const V nrm1 = unit(wp::cross(wp::sub(xb1, xa1), wp::sub(xc1, xa1)));
+      const R wa = WM[ia], wb = WM[ib], wc = WM[ic];
+      for (int s = 0; s < NCAND[f]; ++s) {
+        const int k = CAND[f * slots + s];
+        const V q0 = Q0[k], q1 = Q1[k];
+        const V dq = wp::sub(q1, q0);
+        const R plane0 = wp::dot(wp::sub(q0, xa0), nrm0);
+        R side = sgn(plane0);
+        int hit = 0;
+        if (may_cross(plane0, dq, xa0, xa1, xb0, xb1, xc0, xc1)) {
+          R th, hu, hv, hw, hs;
+          hit = first_crossing(q0, q1, xa0, xa1, xb0, xb1, xc0, xc1, th, hu, hv, hw, hs);
+        }
+        const R plane1 = wp::dot(wp::sub(q1, xa1), nrm1);
+        if (side == zero) {
+          const V shift = wp::mul(wp::add(wp::add(wp::sub(xa1, xa0), wp::sub(xb1, xb0)),
+                                          wp::sub(xc1, xc0)), third);
+          side = -sgn(wp::dot(wp::sub(dq, shift), nrm0));
+          if (side == zero) side = one;
+        }
+        if (hit == 0 && wp::abs(plane1) >= own) continue;
+        R u, v, w;
+        barycentric(q1, xa1, xb1, xc1, u, v, w);
+        const R gap = side * plane1;
+        const bool inside = u >= -edge_slack && v >= -edge_slack && w >= -edge_slack;
+        if (hit == 0 && !(inside && gap < own && gap > -own)) continue;
+        u = wp::max(u, zero);
+        v = wp::max(v, zero);
+        w = wp::max(w, zero);
+        const R total = wp::max(u + v + w, tiny);
+        u = u / total;
+        v = v / total;
+        w = w / total;
+        const R den = wa * u * u + wb * v * v + wc * w * w;
+        if (den <= zero) continue;
+        const R g = side * wp::dot(wp::sub(q1, mix3(xa1, u, xb1, v, xc1, w)), nrm1);
+        const R c = wp::min(g - own, zero);
+        const R scale = c * side / den;
+        const R l[3] = {scale * wa * u, scale * wb * v, scale * wc * w};
+        for (int m = 0; m < 3; ++m) {
+          if (l[m] != zero && (wp::abs(l[m]) > wp::abs(best[m]) || (
+                  wp::abs(l[m]) == wp::abs(best[m]) && k < from[m]))) {
+            best[m] = l[m];
+            dir[m] = nrm1;
+            from[m] = k;
+          }
+        }
+      }
+    }
+    for (int m = 0; m < 3; ++m) { PLEN[3 * f + m] = best[m]; PDIR[3 * f + m] = dir[m]; }
+  }
+  }
+  return nullptr;
+}
+}  // namespace meshpush___TAG__
+void mesh_pushes___TAG__(void** ptrs, const int* ints, const __REAL__* reals) {
+  using namespace meshpush___TAG__;
+  const int n = ints[2];
+  int threads = ints[4] < 1 ? 1 : (ints[4] > 8 ? 8 : ints[4]);
+  if (n < 4 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int phase = ints[3] == 0 ? 0 : 1; phase < 2; ++phase) {
+    for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, reals, nullptr, phase};
+    pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, phase == 0 ? ints[1] : n,
+                 [](void* job, int* next) { ((Job*)job)->next = next; });
+  }
+"""
+
+
 @functools.cache
 def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
     """The native search kernel (CPU only) for scalars of ``precision``: ``search_all``,
@@ -716,7 +871,8 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                            ("__GP_HI__", GP_HI), ("__BIG__", BIG_CELLS),
                            ("__OVER_SIZE__", OVER_SIZE), ("__BISECTIONS__", BISECTIONS),
                            ("__INSIDE_TOL__", repr(float(INSIDE_TOLERANCE))),
-                           ("__TINY__", repr(1e-12)), ("__THIRD__", repr(1.0 / 3.0))):
+                           ("__TINY__", repr(1e-12)), ("__THIRD__", repr(1.0 / 3.0)),
+                           ("__EDGE_SLACK__", repr(float(EDGE_SLACK)))):
             text = text.replace(key, str(value))
         return text
 
@@ -801,5 +957,33 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                  orientation, step, slots, cand, ncand, trapped, moved, thickness, mu_s, mu_k,
                  h, contact, contact_normal, surface_velocity, n, mode, threads)
 
+    def pushes_body(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                    inv_mass: wp.array(dtype=scalar), thickness_scale: wp.array(dtype=scalar),
+                    owners: wp.array(dtype=i32), v0: wp.array(dtype=vec3),
+                    v1: wp.array(dtype=vec3), slots: int, cand: wp.array(dtype=i32),
+                    ncand: wp.array(dtype=i32), thickness: scalar,
+                    push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3),
+                    own_start: wp.array(dtype=i32), own_list: wp.array(dtype=i32),
+                    moved: wp.array(dtype=i32), n: int, mode: int, threads: int):
+        ...
+
+    pushes_body.__name__ = pushes_body.__qualname__ = f"mesh_pushes_{precision}"
+    pushes = wp.func_native(_fill(_PUSHES))(pushes_body)
+
+    @wp.kernel(module=module)
+    def pushes_all(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                   inv_mass: wp.array(dtype=scalar), thickness_scale: wp.array(dtype=scalar),
+                   owners: wp.array(dtype=i32), v0: wp.array(dtype=vec3),
+                   v1: wp.array(dtype=vec3), slots: int, cand: wp.array(dtype=i32),
+                   ncand: wp.array(dtype=i32), thickness: scalar,
+                   push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3),
+                   own_start: wp.array(dtype=i32), own_list: wp.array(dtype=i32),
+                   moved: wp.array(dtype=i32), n: int, mode: int, threads: int):
+        """``collider_vertices`` then ``apply_pushes`` (``mode`` 0, ``owners`` the cloth
+        triangles' corners flat), or ``apply_edge_pushes`` (1, ``owners`` the cloth edges'
+        ends flat), on ``threads`` POSIX threads."""
+        pushes(p, x_prev, inv_mass, thickness_scale, owners, v0, v1, slots, cand, ncand,
+               thickness, push_len, push_dir, own_start, own_list, moved, n, mode, threads)
+
     return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build,
-                           vertices_all=vertices_all)
+                           vertices_all=vertices_all, pushes_all=pushes_all)
