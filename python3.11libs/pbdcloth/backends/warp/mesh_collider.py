@@ -397,7 +397,7 @@ class DeviceMeshCollider:
             launch(self.kn.pushes_all, 1, [p, x, inv_mass, t_scale, self._flat_tris, self.v0,
                                            self.v1, *tl.lists(), thickness, self.push_len,
                                            self.push_dir, cl.tri_start, cl.tri_list,
-                                           self.moved, n, 0, self.threads])
+                                           self.moved, self.sharp, n, 0, self.threads])
         else:
             launch(mk.collider_vertices, self.cloth_triangles,
                    [p, x, inv_mass, t_scale, cl.tris, self.v0, self.v1, *tl.lists(),
@@ -407,16 +407,17 @@ class DeviceMeshCollider:
         if self.sharp_count and self.cloth_edge_count:
             eg = self.edge_grid
             search(KIND_EDGE, el, eg, fresh)
-            launch(mk.collider_edges, self.cloth_edge_count,
-                   [p, x, inv_mass, t_scale, self.cloth_edges, self.sharp, self.v0, self.v1,
-                    *el.lists(), thickness, self.edge_push_len, self.edge_push_dir])
             if self.kn is not None:
                 launch(self.kn.pushes_all, 1, [p, x, inv_mass, t_scale, self._flat_edges,
                                                self.v0, self.v1, *el.lists(), thickness,
                                                self.edge_push_len, self.edge_push_dir,
-                                               self.edge_start, self.edge_list, self.moved, n,
-                                               1, self.threads])
+                                               self.edge_start, self.edge_list, self.moved,
+                                               self.sharp, n, 1, self.threads])
             else:
+                launch(mk.collider_edges, self.cloth_edge_count,
+                       [p, x, inv_mass, t_scale, self.cloth_edges, self.sharp, self.v0,
+                        self.v1, *el.lists(), thickness, self.edge_push_len,
+                        self.edge_push_dir])
                 launch(mk.apply_edge_pushes, n, [p, self.cloth_edges, self.edge_start,
                                                  self.edge_list, self.edge_push_len,
                                                  self.edge_push_dir, self.moved])

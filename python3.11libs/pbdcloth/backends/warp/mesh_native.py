@@ -28,6 +28,7 @@ import warp as wp
 
 from ...colliders.ccd import BISECTIONS, INSIDE_TOLERANCE
 from ...colliders.mesh_contact import EDGE_SLACK
+from ...colliders.mesh_edges import PARALLEL
 from .mesh_kernels import BIG_CELLS, GP_HI, GP_INV, GP_LO, OVER_SIZE
 from .selfcollision_native import _PTHREAD
 
@@ -400,31 +401,17 @@ void mesh_grid___TAG__(void** ptrs, const int* ints) {
 """
 
 
-# The narrow phase of the cloth vertices (``cloth_vertices`` and ``recheck`` of
-# :mod:`.mesh_kernels`, with their helpers ``continuous_pass``, ``first_crossing``,
-# ``may_cross``, ``barycentric``, ``closest_point_triangle`` and ``contact_friction``): Warp's
-# own vector functions, the same operations in the same order; each vertex reads the shared
-# collider arrays and writes only its own entries. The function's closing brace is Warp's.
-_VERTICES = r"""
-void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals);
-void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
-                    (void*)thickness_scale.data, (void*)friction_scale.data, (void*)v0.data,
-                    (void*)v1.data, (void*)tris.data, (void*)n0.data, (void*)n1.data,
-                    (void*)orientation.data, (void*)cand.data, (void*)ncand.data,
-                    (void*)trapped.data, (void*)moved.data, (void*)contact.data,
-                    (void*)contact_normal.data, (void*)surface_velocity.data};
-const int pbd_ints[] = {step, slots, n, mode, threads};
-const __REAL__ pbd_reals[] = {thickness, mu_s, mu_k, h};
-mesh_vertices___TAG__(pbd_ptrs, pbd_ints, pbd_reals);
-}
-__PTHREAD__
-namespace meshvert___TAG__ {
+# The helpers of the narrow phases (``sgn``, ``safe_div``, ``barycentric``,
+# ``closest_point_triangle``, ``first_crossing`` and ``may_cross`` of :mod:`.mesh_kernels` and
+# :mod:`.selfcollision_kernels`), once per module whichever snippet comes first.
+_NARROW = r"""
+#ifndef MESH_NARROW___TAG__
+#define MESH_NARROW___TAG__
+namespace meshnarrow___TAG__ {
 typedef __REAL__ R;
 typedef wp::vec_t<3, R> V;
-const int BLOCK = 64;
 const R zero = R(0.0), one = R(1.0), half_ = R(0.5), tiny = R(__TINY__);
 const R third = R(__THIRD__), inside_tol = R(__INSIDE_TOL__);
-struct Job { void** ptrs; const int* ints; const R* reals; int* next; };
 static inline R sgn(R x) {
   if (x > zero) return one;
   if (x < zero) return -one;
@@ -537,6 +524,33 @@ static inline bool may_cross(R plane0, V dx, V a0, V a1, V b0, V b1, V c0, V c1)
   const R rel = wp::max(wp::max(wp::dot(ra, ra), wp::dot(rb, rb)), wp::dot(rc, rc));
   return wp::abs(plane0) <= wp::sqrt(rel) + tiny;
 }
+}  // namespace meshnarrow___TAG__
+#endif
+"""
+
+# The narrow phase of the cloth vertices (``cloth_vertices`` and ``recheck`` of
+# :mod:`.mesh_kernels`, with their helpers ``continuous_pass``, ``first_crossing``,
+# ``may_cross``, ``barycentric``, ``closest_point_triangle`` and ``contact_friction``): Warp's
+# own vector functions, the same operations in the same order; each vertex reads the shared
+# collider arrays and writes only its own entries. The function's closing brace is Warp's.
+_VERTICES = r"""
+void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals);
+void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
+                    (void*)thickness_scale.data, (void*)friction_scale.data, (void*)v0.data,
+                    (void*)v1.data, (void*)tris.data, (void*)n0.data, (void*)n1.data,
+                    (void*)orientation.data, (void*)cand.data, (void*)ncand.data,
+                    (void*)trapped.data, (void*)moved.data, (void*)contact.data,
+                    (void*)contact_normal.data, (void*)surface_velocity.data};
+const int pbd_ints[] = {step, slots, n, mode, threads};
+const __REAL__ pbd_reals[] = {thickness, mu_s, mu_k, h};
+mesh_vertices___TAG__(pbd_ptrs, pbd_ints, pbd_reals);
+}
+__PTHREAD__
+__NARROW__
+namespace meshvert___TAG__ {
+const int BLOCK = 64;
+using namespace meshnarrow___TAG__;
+struct Job { void** ptrs; const int* ints; const R* reals; int* next; };
 struct Mesh { const V* v0; const V* v1; const int* tris; const V* n0; const V* n1;
               const int* cand; const int* ncand; int slots; };
 static inline V continuous_pass(const Mesh& M, int i, V xi, V x0, R own) {
@@ -682,35 +696,96 @@ void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals) 
 
 
 # Collider vertices against the cloth's triangles (``collider_vertices``, then ``apply_pushes``
-# of :mod:`.mesh_kernels`, ``mode`` 0), or the sharp edges' pushes (``apply_edge_pushes``,
-# ``mode`` 1): the triangles (each writes its own corners' pushes), then, once every triangle
-# is done, the vertices (each takes the largest push of its triangles or edges). The function's
-# closing brace is Warp's.
+# of :mod:`.mesh_kernels`, ``mode`` 0), or sharp collider edges against the cloth's edges
+# (``collider_edges``, then ``apply_edge_pushes``, ``mode`` 1, with ``closest_points_segments``):
+# the triangles or edges (each writes its own corners' pushes), then, once every one is done,
+# the vertices (each takes the largest push of its triangles or edges). The function's closing
+# brace is Warp's.
 _PUSHES = r"""
 void mesh_pushes___TAG__(void** ptrs, const int* ints, const __REAL__* reals);
 void* pbd_ptrs[] = {(void*)p.data, (void*)x_prev.data, (void*)inv_mass.data,
                     (void*)thickness_scale.data, (void*)owners.data, (void*)v0.data,
                     (void*)v1.data, (void*)cand.data, (void*)ncand.data, (void*)push_len.data,
                     (void*)push_dir.data, (void*)own_start.data, (void*)own_list.data,
-                    (void*)moved.data};
+                    (void*)moved.data, (void*)sharp.data};
 const int pbd_ints[] = {slots, owners.shape[0] / (mode == 0 ? 3 : 2), n, mode, threads};
 const __REAL__ pbd_reals[] = {thickness};
 mesh_pushes___TAG__(pbd_ptrs, pbd_ints, pbd_reals);
 }
+__PTHREAD__
+__NARROW__
 namespace meshpush___TAG__ {
-typedef __REAL__ R;
-typedef wp::vec_t<3, R> V;
+using namespace meshnarrow___TAG__;
 const int BLOCK = 64;
-const R zero = R(0.0), one = R(1.0), tiny = R(__TINY__), third = R(__THIRD__);
-const R edge_slack = R(__EDGE_SLACK__);
+const R edge_slack = R(__EDGE_SLACK__), parallel = R(__PARALLEL__);
 struct Job { void** ptrs; const int* ints; const R* reals; int* next; int phase; };
 static inline V unit(V m) {
   const R length = wp::length(m);
   if (length > zero) return wp::div(m, length);
   return V(zero, zero, zero);
 }
+static inline void closest_points_segments(V p1, V p2, V q1, V q2, R& s, R& t) {
+  const V d1 = wp::sub(p2, p1), d2 = wp::sub(q2, q1), r = wp::sub(p1, q1);
+  const R a = wp::dot(d1, d1), e = wp::dot(d2, d2), f = wp::dot(d2, r), c = wp::dot(d1, r);
+  const R b = wp::dot(d1, d2);
+  const R den = a * e - b * b;
+  s = zero;
+  if (den > tiny * a * e) s = wp::clamp(safe_div(b * f - c * e, den), zero, one);
+  t = safe_div(b * s + f, e);
+  if (t < zero) s = wp::clamp(safe_div(-c, a), zero, one);
+  else if (t > one) s = wp::clamp(safe_div(b - c, a), zero, one);
+  t = wp::clamp(t, zero, one);
+}
+// collider_edges: cloth edge f against its candidate sharp edges
+static inline void edge_pushes(int f, const V* X0, const V* X1, const R* WM, const R* TS,
+                               const int* E, const int* SHARP, const V* Q0, const V* Q1,
+                               const int* CAND, const int* NCAND, int slots, R thickness,
+                               R* PLEN, V* PDIR) {
+  const int e0 = E[2 * f], e1 = E[2 * f + 1];
+  R best0 = zero, best1 = zero;
+  V dir0 = V(zero, zero, zero), dir1 = dir0;
+  if (NCAND[f] > 0) {
+    const V a0 = X0[e0], b0 = X0[e1], a1 = X1[e0], b1 = X1[e1];
+    const R wa = WM[e0], wb = WM[e1];
+    const R own = thickness * half_ * (TS[e0] + TS[e1]);
+    const V ab = wp::sub(b1, a1);
+    for (int s = 0; s < NCAND[f]; ++s) {
+      const int k = CAND[f * slots + s];
+      const int* c = SHARP + 2 * k;
+      const V c0 = Q0[c[0]], d0 = Q0[c[1]], c1 = Q1[c[0]], d1 = Q1[c[1]];
+      const V m0 = wp::cross(wp::sub(b0, a0), wp::sub(d0, c0));
+      R s0, t0;
+      closest_points_segments(a0, b0, c0, d0, s0, t0);
+      const R side = sgn(wp::dot(m0, wp::sub(wp::add(a0, wp::mul(wp::sub(b0, a0), s0)),
+                                              wp::add(c0, wp::mul(wp::sub(d0, c0), t0)))));
+      const V cd = wp::sub(d1, c1);
+      const V m1 = wp::cross(ab, cd);
+      const R len1 = wp::length(m1);
+      const R lens = wp::sqrt(wp::dot(ab, ab) * wp::dot(cd, cd));
+      R sp, tp;
+      closest_points_segments(a1, b1, c1, d1, sp, tp);
+      if (!(sp > zero && sp < one && tp > zero && tp < one)) continue;
+      if (side == zero || !(len1 > parallel * lens) || !(wp::dot(m0, m0) > zero)) continue;
+      V n = wp::div(m1, len1);
+      if (wp::dot(n, m0) < zero) n = -n;
+      const R gap = side * wp::dot(n, wp::sub(wp::add(a1, wp::mul(ab, sp)),
+                                               wp::add(c1, wp::mul(cd, tp))));
+      if (!(gap < own)) continue;
+      const R den = wa * (one - sp) * (one - sp) + wb * sp * sp;
+      if (!(den > zero)) continue;
+      const R lam = (own - gap) / den;
+      const R la = lam * wa * (one - sp);
+      const R lb = lam * wb * sp;
+      if (la > zero && la > best0) { best0 = la; dir0 = wp::mul(n, side); }
+      if (lb > zero && lb > best1) { best1 = lb; dir1 = wp::mul(n, side); }
+    }
+  }
+  PLEN[2 * f] = best0;
+  PLEN[2 * f + 1] = best1;
+  PDIR[2 * f] = dir0;
+  PDIR[2 * f + 1] = dir1;
+}
 static void* work(void* arg) {
-  using namespace meshvert___TAG__;
   Job* J = (Job*)arg;
   void** P = J->ptrs;
   V* X1 = (V*)P[0];
@@ -757,6 +832,11 @@ static void* work(void* arg) {
       continue;
     }
     const int f = q;
+    if (mode == 1) {
+      edge_pushes(f, X0, X1, WM, TS, OWN, (const int*)P[14], Q0, Q1, CAND, NCAND, slots,
+                  thickness, PLEN, PDIR);
+      continue;
+    }
     const int ia = OWN[3 * f], ib = OWN[3 * f + 1], ic = OWN[3 * f + 2];
     const V xa0 = X0[ia], xb0 = X0[ib], xc0 = X0[ic];
     const V xa1 = X1[ia], xb1 = X1[ib], xc1 = X1[ic];
@@ -827,7 +907,7 @@ void mesh_pushes___TAG__(void** ptrs, const int* ints, const __REAL__* reals) {
   int threads = ints[4] < 1 ? 1 : (ints[4] > 8 ? 8 : ints[4]);
   if (n < 4 * BLOCK * threads) threads = 1;
   Job jobs[8];
-  for (int phase = ints[3] == 0 ? 0 : 1; phase < 2; ++phase) {
+  for (int phase = 0; phase < 2; ++phase) {
     for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, reals, nullptr, phase};
     pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, phase == 0 ? ints[1] : n,
                  [](void* job, int* next) { ((Job*)job)->next = next; });
@@ -866,13 +946,15 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
     search_body.__name__ = search_body.__qualname__ = f"mesh_search_{precision}"
 
     def _fill(text: str) -> str:
-        text = text.replace("__PTHREAD__", _PTHREAD).replace("__TAG__", precision)
+        text = text.replace("__PTHREAD__", _PTHREAD).replace("__NARROW__", _NARROW)
+        text = text.replace("__TAG__", precision)
         for key, value in (("__REAL__", real), ("__GP_INV__", GP_INV), ("__GP_LO__", GP_LO),
                            ("__GP_HI__", GP_HI), ("__BIG__", BIG_CELLS),
                            ("__OVER_SIZE__", OVER_SIZE), ("__BISECTIONS__", BISECTIONS),
                            ("__INSIDE_TOL__", repr(float(INSIDE_TOLERANCE))),
                            ("__TINY__", repr(1e-12)), ("__THIRD__", repr(1.0 / 3.0)),
-                           ("__EDGE_SLACK__", repr(float(EDGE_SLACK)))):
+                           ("__EDGE_SLACK__", repr(float(EDGE_SLACK))),
+                           ("__PARALLEL__", repr(float(PARALLEL)))):
             text = text.replace(key, str(value))
         return text
 
@@ -964,7 +1046,8 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                     ncand: wp.array(dtype=i32), thickness: scalar,
                     push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3),
                     own_start: wp.array(dtype=i32), own_list: wp.array(dtype=i32),
-                    moved: wp.array(dtype=i32), n: int, mode: int, threads: int):
+                    moved: wp.array(dtype=i32), sharp: wp.array(dtype=wp.vec2i), n: int,
+                    mode: int, threads: int):
         ...
 
     pushes_body.__name__ = pushes_body.__qualname__ = f"mesh_pushes_{precision}"
@@ -978,12 +1061,14 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                    ncand: wp.array(dtype=i32), thickness: scalar,
                    push_len: wp.array(dtype=scalar), push_dir: wp.array(dtype=vec3),
                    own_start: wp.array(dtype=i32), own_list: wp.array(dtype=i32),
-                   moved: wp.array(dtype=i32), n: int, mode: int, threads: int):
+                   moved: wp.array(dtype=i32), sharp: wp.array(dtype=wp.vec2i), n: int,
+                   mode: int, threads: int):
         """``collider_vertices`` then ``apply_pushes`` (``mode`` 0, ``owners`` the cloth
-        triangles' corners flat), or ``apply_edge_pushes`` (1, ``owners`` the cloth edges'
-        ends flat), on ``threads`` POSIX threads."""
+        triangles' corners flat), or ``collider_edges`` then ``apply_edge_pushes`` (1,
+        ``owners`` the cloth edges' ends flat), on ``threads`` POSIX threads."""
         pushes(p, x_prev, inv_mass, thickness_scale, owners, v0, v1, slots, cand, ncand,
-               thickness, push_len, push_dir, own_start, own_list, moved, n, mode, threads)
+               thickness, push_len, push_dir, own_start, own_list, moved, sharp, n, mode,
+               threads)
 
     return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build,
                            vertices_all=vertices_all, pushes_all=pushes_all)
