@@ -346,12 +346,18 @@ class DeviceMeshCollider:
         if iteration == 0:
             a0 = scalar(step / self.substeps)
             a1 = scalar((step + 1) / self.substeps)
-            launch(mk.mesh_pose, self.vertex_count, [self.v_start, self.v_end, a0, a1,
-                                                     scalar(self.band), self.v0, self.v1,
-                                                     vg.lo, vg.hi])
-            launch(mk.mesh_triangles, self.triangle_count,
-                   [self.v0, self.v1, self.tris, scalar(self.band), tg.lo, tg.hi, self.n0,
-                    self.n1])
+            if self.kn is not None:
+                launch(self.kn.pose_all, 1, [self.v_start, self.v_end, a0, a1,
+                                             scalar(self.band), self.v0, self.v1, vg.lo,
+                                             vg.hi, self.tris, tg.lo, tg.hi, self.n0, self.n1,
+                                             self.threads])
+            else:
+                launch(mk.mesh_pose, self.vertex_count, [self.v_start, self.v_end, a0, a1,
+                                                         scalar(self.band), self.v0, self.v1,
+                                                         vg.lo, vg.hi])
+                launch(mk.mesh_triangles, self.triangle_count,
+                       [self.v0, self.v1, self.tris, scalar(self.band), tg.lo, tg.hi, self.n0,
+                        self.n1])
             kn, threads = self.kn, self.threads
             tg.issue_build(launch, mk, self.over, OVER_TRIANGLES, kn, threads)
             vg.issue_build(launch, mk, self.over, OVER_VERTICES, kn, threads)

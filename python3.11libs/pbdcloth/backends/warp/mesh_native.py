@@ -915,6 +915,89 @@ void mesh_pushes___TAG__(void** ptrs, const int* ints, const __REAL__* reals) {
 """
 
 
+# The substep's collider (``mesh_pose``, then ``mesh_triangles`` of :mod:`.mesh_kernels`): the
+# vertices at the substep's start and end and their paths' boxes, then, once every vertex is
+# done, the triangles' swept boxes and unit normals. The function's closing brace is Warp's.
+_POSE = r"""
+void mesh_pose___TAG__(void** ptrs, const int* ints, const __REAL__* reals);
+void* pbd_ptrs[] = {(void*)v_start.data, (void*)v_end.data, (void*)v0.data, (void*)v1.data,
+                    (void*)vlo.data, (void*)vhi.data, (void*)tris.data, (void*)tlo.data,
+                    (void*)thi.data, (void*)n0.data, (void*)n1.data};
+const int pbd_ints[] = {v_start.shape[0], tris.shape[0], threads};
+const __REAL__ pbd_reals[] = {alpha0, alpha1, band};
+mesh_pose___TAG__(pbd_ptrs, pbd_ints, pbd_reals);
+}
+__PTHREAD__
+__NARROW__
+namespace meshpose___TAG__ {
+using namespace meshnarrow___TAG__;
+const int BLOCK = 256;
+struct Job { void** ptrs; const int* ints; const R* reals; int* next; int phase; };
+static inline V lerp3(V a, V b, R t) {
+  if (t == zero) return a;
+  if (t == one) return b;
+  return wp::add(a, wp::mul(wp::sub(b, a), t));
+}
+static inline V unit(V m) {
+  const R length = wp::length(m);
+  if (length > zero) return wp::div(m, length);
+  return V(zero, zero, zero);
+}
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  void** P = J->ptrs;
+  const V* VS = (const V*)P[0];
+  const V* VE = (const V*)P[1];
+  V* V0 = (V*)P[2];
+  V* V1 = (V*)P[3];
+  V* VLO = (V*)P[4];
+  V* VHI = (V*)P[5];
+  const int* TRIS = (const int*)P[6];
+  V* TLO = (V*)P[7];
+  V* THI = (V*)P[8];
+  V* N0 = (V*)P[9];
+  V* N1 = (V*)P[10];
+  const R alpha0 = J->reals[0], alpha1 = J->reals[1], band = J->reals[2];
+  const V g = V(band, band, band);
+  const int count = J->phase == 0 ? J->ints[0] : J->ints[1];
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < count;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+  const int b1 = b0 + BLOCK < count ? b0 + BLOCK : count;
+  for (int q = b0; q < b1; ++q) {
+    if (J->phase == 0) {
+      const V a = lerp3(VS[q], VE[q], alpha0);
+      const V b = lerp3(VS[q], VE[q], alpha1);
+      V0[q] = a;
+      V1[q] = b;
+      VLO[q] = wp::sub(wp::min(a, b), g);
+      VHI[q] = wp::add(wp::max(a, b), g);
+      continue;
+    }
+    const int* t = TRIS + 3 * q;
+    const V a0 = V0[t[0]], b0_ = V0[t[1]], c0 = V0[t[2]];
+    const V a1 = V1[t[0]], b1_ = V1[t[1]], c1 = V1[t[2]];
+    TLO[q] = wp::sub(wp::min(wp::min(wp::min(a0, b0_), wp::min(c0, a1)), wp::min(b1_, c1)), g);
+    THI[q] = wp::add(wp::max(wp::max(wp::max(a0, b0_), wp::max(c0, a1)), wp::max(b1_, c1)), g);
+    N0[q] = unit(wp::cross(wp::sub(b0_, a0), wp::sub(c0, a0)));
+    N1[q] = unit(wp::cross(wp::sub(b1_, a1), wp::sub(c1, a1)));
+  }
+  }
+  return nullptr;
+}
+}  // namespace meshpose___TAG__
+void mesh_pose___TAG__(void** ptrs, const int* ints, const __REAL__* reals) {
+  using namespace meshpose___TAG__;
+  int threads = ints[2] < 1 ? 1 : (ints[2] > 8 ? 8 : ints[2]);
+  if (ints[1] < 4 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int phase = 0; phase < 2; ++phase) {
+    for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, reals, nullptr, phase};
+    pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, ints[phase],
+                 [](void* job, int* next) { ((Job*)job)->next = next; });
+  }
+"""
+
+
 @functools.cache
 def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
     """The native search kernel (CPU only) for scalars of ``precision``: ``search_all``,
@@ -1070,5 +1153,28 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                thickness, push_len, push_dir, own_start, own_list, moved, sharp, n, mode,
                threads)
 
+    def pose_body(v_start: wp.array(dtype=vec3), v_end: wp.array(dtype=vec3), alpha0: scalar,
+                  alpha1: scalar, band: scalar, v0: wp.array(dtype=vec3),
+                  v1: wp.array(dtype=vec3), vlo: wp.array(dtype=vec3),
+                  vhi: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                  tlo: wp.array(dtype=vec3), thi: wp.array(dtype=vec3),
+                  n0: wp.array(dtype=vec3), n1: wp.array(dtype=vec3), threads: int):
+        ...
+
+    pose_body.__name__ = pose_body.__qualname__ = f"mesh_pose_{precision}"
+    pose = wp.func_native(_fill(_POSE))(pose_body)
+
+    @wp.kernel(module=module)
+    def pose_all(v_start: wp.array(dtype=vec3), v_end: wp.array(dtype=vec3), alpha0: scalar,
+                 alpha1: scalar, band: scalar, v0: wp.array(dtype=vec3),
+                 v1: wp.array(dtype=vec3), vlo: wp.array(dtype=vec3),
+                 vhi: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                 tlo: wp.array(dtype=vec3), thi: wp.array(dtype=vec3),
+                 n0: wp.array(dtype=vec3), n1: wp.array(dtype=vec3), threads: int):
+        """``mesh_pose`` then ``mesh_triangles``, on ``threads`` POSIX threads."""
+        pose(v_start, v_end, alpha0, alpha1, band, v0, v1, vlo, vhi, tris, tlo, thi, n0, n1,
+             threads)
+
     return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build,
-                           vertices_all=vertices_all, pushes_all=pushes_all)
+                           vertices_all=vertices_all, pushes_all=pushes_all,
+                           pose_all=pose_all)
