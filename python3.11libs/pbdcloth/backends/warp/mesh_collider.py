@@ -8,7 +8,9 @@ hashed grids (:mod:`.mesh_kernels`); per iteration it runs the contacts in
 :meth:`MeshCollider.project_cloth`'s order: candidates, fail-safe (first iteration), cloth
 vertices, collider vertices, pushes, re-check. The arrays keep their sizes from frame to frame;
 a frame whose grids or candidate lists overflow is run again with larger ones
-(:meth:`DeviceMeshCollider.grow_if_needed`).
+(:meth:`DeviceMeshCollider.grow_if_needed`). On the CPU the same stages run as native loops on
+``warp_cpu_threads`` POSIX threads (:mod:`.mesh_native`, bit for bit the kernels' results); the
+kernels remain for CUDA devices (and ``native=False``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,37 @@
-"""CPU-only native loops of the Warp mesh collider: the candidate searches on both cores.
+"""CPU-only native loops of the Warp mesh collider, on both cores.
 
-Why: on the CPU Warp runs a kernel's threads one after another on the calling thread, and a
-query of :mod:`.mesh_kernels`' hashed grids (``candidates``, ``triangle_candidates``,
-``edge_candidates``) spends most of its time visiting grid entries (~15 per candidate found on
-the skirt benchmark). Here each search is one C++ loop (``wp.func_native``, compiled by Warp's
-clang with the module's flags) launched with dim 1, which runs the queries in blocks on
-``threads`` POSIX threads (the team of :mod:`.selfcollision_native`: every thread takes the next
-block of queries from a shared atomic counter).
+Why: on the CPU Warp runs a kernel's threads one after another on the calling thread, and the
+collider phase of :mod:`.mesh_kernels` (grids, candidate searches, narrow phases) ran on one
+core against a constraint solve that runs eight-wide lanes. Here each stage of a substep or an
+iteration is one C++ loop (``wp.func_native``, compiled by Warp's clang with the module's
+flags) launched with dim 1, which runs its items in blocks on ``threads`` POSIX threads (the
+team of :mod:`.selfcollision_native`: every thread takes the next block from a shared atomic
+counter; the tuning's ``warp_cpu_threads``):
 
-What the threads share is order-free: each query reads the grid and writes only its own list,
-count and remembered box; an overflow sets one flag and the largest size needed is combined
-after the blocks are done. The arithmetic is the kernels' (Warp's own ``wp::min``,
-``wp::floor`` and integer hash, the same operations in the same order), so the lists are the
-kernels' lists in the same order, bit for bit, whatever the number of threads (tested in
-tests/test_warp_meshcollider.py).
+* ``pose_all``: ``mesh_pose`` then ``mesh_triangles`` (the substep's poses, swept boxes and
+  normals);
+* ``grid_build``: a grid's ``grid_clear``, ``grid_count``, scans and ``grid_fill``. The boxes are
+  cut into ``ranges`` contiguous ranges, each counted in its own row of ``count`` and filled
+  from its own cursors, so a bucket's entries are in box order whichever thread takes a range.
+  It also keeps a byte per cell of the grid's region, 1 where some box overlaps the cell
+  (where the region's cells fit in ``occupancy``, four to a word);
+* ``search_all``: the Verlet searches (``candidates``, ``triangle_candidates``,
+  ``edge_candidates``). They skip the cells that no box overlaps: such a cell's bucket can
+  only hold other cells' entries, which the first-shared-cell test rejects. A bucket's run
+  of entries is tested without branches. A later iteration tests only the current points
+  against the remembered box: the substep's start points lie in it since its first search;
+* ``vertices_all``: ``cloth_vertices`` and ``recheck``;
+* ``pushes_all``: ``collider_vertices`` then ``apply_pushes``, or ``collider_edges`` then
+  ``apply_edge_pushes``, with every triangle or edge done before any vertex takes its push.
+
+What the threads share is order-free. Each item reads shared arrays and writes only its own
+entries. An overflow sets one flag, and the largest size needed is combined after the blocks
+are done. Grid counts go to the range's own row. The arithmetic is the kernels': Warp's own
+vector functions (``wp::dot``, ``wp::cross``, ``wp::length``, ``wp::min``, ``wp::floor`` ...) and
+integer hash, the same operations in the same order. So the lists and the frames are the
+kernels' bit for bit, whatever the number of threads (tests/test_warp_meshcollider.py: the
+wire on sharp edges, the coarse skirt and a limb sweeping through a sheet, with 1 and 2
+threads and with the occupancy bytes off, against the kernels).
 
 ``__REAL__`` in the C++ text is the scalar type of the kernels (``float`` or ``double``).
 """
