@@ -42,8 +42,13 @@ from .mesh_native import KIND_EDGE, KIND_TRIANGLE, KIND_VERTEX, build_mesh_nativ
 
 __all__ = ["DeviceMeshCollider", "volume_cubic"]
 
-#: The candidate lists' margin, in contact bands (as the numpy PairList's).
+#: The cloth vertices' candidate lists' margin, in contact bands (as the numpy PairList's: the
+#: fail-safe looks for trapped vertices among these candidates).
 MARGIN = 0.5
+#: The cloth triangles' and cloth edges' margin, in contact bands: their pushes are the same
+#: for any list that holds every box overlapping (a superset), so the margin only trades the
+#: substep's first search against later ones.
+OWNER_MARGIN = 0.1
 #: Grid cells: the triangle grid's in mean triangle boxes (at the frame's start, grown by the
 #: contact band), the vertex grid's in the collider's median edge lengths (1.4: the skirt
 #: benchmark's cloth-triangle searches took 2.3 ms per substep against 2.7 at 1.0, 3.3 at 0.7
@@ -369,7 +374,8 @@ class DeviceMeshCollider:
                                                          scalar(self.band), eg.lo, eg.hi])
                 eg.issue_build(launch, mk, self.over, OVER_EDGES, kn, threads)
         n = self.particles
-        margin = scalar(MARGIN * self.band)
+        margins = (scalar(MARGIN * self.band), scalar(OWNER_MARGIN * self.band),
+                   scalar(OWNER_MARGIN * self.band))
         fresh = int(iteration == 0)
         vl, tl, el = self.vertex_lists, self.triangle_lists, self.edge_lists
         cl = self.cloth
@@ -378,7 +384,7 @@ class DeviceMeshCollider:
         def search(kind: int, lists: _VerletList, grid: _Grid, fresh: int) -> None:
             kn, count = self.kn, self._queries[kind]
             if kn is not None:
-                launch(kn.search_all, 1, [*both, kind, count, fresh, margin,
+                launch(kn.search_all, 1, [*both, kind, count, fresh, margins[kind],
                                           *lists.search_args(grid), self.over,
                                           _OVER_OF[kind], grid.occupancy, grid.dense,
                                           self.threads])
@@ -386,7 +392,8 @@ class DeviceMeshCollider:
             owners = [inv_mass] if kind == KIND_VERTEX else [
                 cl.tris if kind == KIND_TRIANGLE else self.cloth_edges]
             kernel = (mk.candidates, mk.triangle_candidates, mk.edge_candidates)[kind]
-            launch(kernel, count, [p, x, *owners, fresh, margin, *lists.search_args(grid),
+            launch(kernel, count, [p, x, *owners, fresh, margins[kind],
+                                   *lists.search_args(grid),
                                    self.over])
 
         search(KIND_VERTEX, vl, tg, fresh)
