@@ -16,7 +16,7 @@ counter; the tuning's ``warp_cpu_threads``):
   It also keeps a byte per cell of the grid's region, 1 where some box overlaps the cell
   (where the region's cells fit in ``occupancy``, four to a word);
 * ``search_all``: the Verlet searches (``candidates``, ``triangle_candidates``,
-  ``edge_candidates``). They skip the cells that no box overlaps: such a cell's bucket can
+  ``edge_candidates``; ``fresh`` = 2: ``narrow``, a list cut to a smaller margin). They skip the cells that no box overlaps: such a cell's bucket can
   only hold other cells' entries, which the first-shared-cell test rejects. A bucket's run
   of entries is tested without branches. A later iteration tests only the current points
   against the remembered box: the substep's start points lie in it since its first search;
@@ -180,6 +180,15 @@ static void* work(void* arg) {
     for (int k = 0; k < 3; ++k) { rlo[k] = lo[k]; rhi[k] = hi[k]; }
     int n = 0;
     int* out = CAND + q * slots;
+    if (fresh == 2) {  // the list of a wider search (the same box, a larger margin) narrowed
+      const int wide = NCAND[q];
+      for (int s = 0; s < wide; ++s) {
+        const int j = out[s];
+        if (overlap(lo, hi, BLO + 3 * j, BHI + 3 * j)) out[n++] = j;
+      }
+      NCAND[q] = n;
+      continue;
+    }
     const bool in_region = !(hi[0] < RLO[0] || hi[1] < RLO[1] || hi[2] < RLO[2])
         && !(lo[0] > RHI[0] || lo[1] > RHI[1] || lo[2] > RHI[2]);
     if (in_region) {
