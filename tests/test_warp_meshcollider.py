@@ -331,3 +331,45 @@ def test_native_searches_give_the_kernels_lists_and_frames_bit_for_bit(
                 assert np.array_equal(x, y)
     # the wire's cloth edges met its sharp edges; the skirt's vertices and triangles the body's
     assert counts[2] > 0 and counts[3] > 0 and counts[4] > 0
+
+
+def _big_boxes(threads: int) -> tuple[list[np.ndarray], int, int]:
+    """A sheet falling onto a capsule lying on a 6 m ground quad (two triangles far larger than
+    the grid's cells, kept in its big list) on Warp float32 with ``threads`` threads: the
+    frame-end positions and lists, the big list's length and the cloth vertices' candidates
+    among the ground's triangles at the end."""
+    from pbdcloth.selfcollision.tuning import SelfCollisionTuning
+
+    cv, ct = capsule_mesh((-0.2, 0.06, 0.0), (0.2, 0.06, 0.0), 0.05, segments=24, rings=8)
+    ground = np.array([[-3.0, 0.0, -3.0], [3.0, 0.0, -3.0], [3.0, 0.0, 3.0], [-3.0, 0.0, 3.0]])
+    v = np.concatenate([cv, ground])
+    t = np.concatenate([ct, len(cv) + np.array([[0, 2, 1], [0, 3, 2]])])
+    pos, tris = grid(15, 15, 0.5, 0.5, plane="xz", origin=(-0.25, 0.14, -0.25))
+    s = ClothSettings(substeps=10, iterations=3, thickness=0.004, model="xpbd",
+                      self_collision=False, hierarchy=False, backend="numpy")
+    solver = ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)])
+    solver.use_backend(WarpBackend(solver.model, device="cpu",
+                                   tuning=SelfCollisionTuning(warp_cpu_threads=threads)))
+    out: list[np.ndarray] = []
+    for _ in range(6):
+        solver.step(1.0 / FPS)
+        out += [solver.positions.copy(), *_lists(solver)[1]]
+    device_mesh = solver.backend._colliders.meshes[0]  # type: ignore[attr-defined]
+    lists = device_mesh.vertex_lists
+    n = lists.ncand.numpy()
+    cand = lists.cand.numpy().reshape(-1, lists.slots)
+    on_ground = sum(int((cand[q, :n[q]] >= len(ct)).sum()) for q in np.flatnonzero(n))
+    return out, int(device_mesh.tri_grid.big_count.numpy()[0]), on_ground
+
+
+def test_native_grids_keep_big_boxes_as_the_kernels_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    two, big, on_ground = _big_boxes(2)
+    one, _, _ = _big_boxes(1)
+    monkeypatch.setattr(mesh_collider, "NATIVE_ON_CPU", False)
+    kernels, big_kernels, _ = _big_boxes(1)
+    assert big == big_kernels == 2
+    assert on_ground > 0  # the sheet's corners reached the ground: big boxes were candidates
+    assert len(kernels) == len(one) == len(two)
+    for a, b, c in zip(kernels, one, two):
+        assert np.array_equal(a, b) and np.array_equal(a, c)
