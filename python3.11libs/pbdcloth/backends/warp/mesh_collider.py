@@ -43,7 +43,8 @@ from .mesh_native import KIND_EDGE, KIND_TRIANGLE, KIND_VERTEX, build_mesh_nativ
 __all__ = ["DeviceMeshCollider", "volume_cubic"]
 
 #: The margin of a substep's first search of the cloth vertices' candidates, in contact bands
-#: (as the numpy PairList's: the fail-safe looks for trapped vertices among these candidates).
+#: (as the numpy PairList's: the fail-safe of a closed mesh looks for trapped vertices among
+#: these candidates; an open mesh's first search has the tight margin).
 MARGIN = 0.5
 #: The margin of every other list, in contact bands: the cloth vertices' after the fail-safe
 #: (cut from the first search's), the cloth triangles' and the cloth edges'. Their contacts are
@@ -376,7 +377,9 @@ class DeviceMeshCollider:
                                                          scalar(self.band), eg.lo, eg.hi])
                 eg.issue_build(launch, mk, self.over, OVER_EDGES, kn, threads)
         n = self.particles
-        wide, tight = scalar(MARGIN * self.band), scalar(TIGHT_MARGIN * self.band)
+        tight = scalar(TIGHT_MARGIN * self.band)
+        # the fail-safe's candidates (closed meshes only: an open one has no inside)
+        wide = scalar(MARGIN * self.band) if self.closed else tight
         fresh = int(iteration == 0)
         vl, tl, el = self.vertex_lists, self.triangle_lists, self.edge_lists
         cl = self.cloth
@@ -401,12 +404,12 @@ class DeviceMeshCollider:
         if iteration == 0:
             launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
                                         self.orientation, step, *vl.lists(), self.trapped])
-            if self.kn is not None:
+            if self.closed and self.kn is not None:  # the lists cut to the tight margin
                 launch(self.kn.search_all, 1, [*both, KIND_VERTEX, n, 2, tight,
                                                *vl.search_args(tg), self.over,
                                                OVER_CANDIDATES, tg.occupancy, tg.dense,
                                                self.threads])
-            else:
+            elif self.closed:
                 launch(mk.narrow, n, [p, x, inv_mass, tight, vl.ref_lo, vl.ref_hi, tg.lo,
                                       tg.hi, *vl.lists()])
         vertex_args = [p, x, inv_mass, t_scale, f_scale, self.v0, self.v1, self.tris, self.n0,
