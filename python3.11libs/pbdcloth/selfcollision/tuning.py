@@ -44,7 +44,8 @@ class SelfCollisionTuning:
         warp_initial_slots: first guess of the most candidate pairs of one triangle or edge
             (Warp, grown on demand).
         warp_cpu_threads: threads of the Warp stage's native pair passes on the CPU (at most
-            the machine's cores; 1: one thread; the results do not depend on it).
+            the machine's cores; 1: one thread; the results do not depend on it), and of the
+            Warp mesh collider's native loops (``backends/warp/mesh_native.py``).
     """
 
     rest_exclusion: float = 0.5 * math.pi

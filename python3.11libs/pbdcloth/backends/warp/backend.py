@@ -509,8 +509,8 @@ class WarpBackend:
                     from .mesh_collider import DeviceMeshCollider
 
                     self._meshes[id(collider)] = (DeviceMeshCollider(
-                        collider, self.m, self.model.particle_count, self.precision, dev),
-                        collider)
+                        collider, self.m, self.model.particle_count, self.precision, dev,
+                        threads=self.tuning.warp_cpu_threads), collider)
                 self._meshes[id(collider)][0].prepare(settings.substeps, band)
         meshes = {key: value[0] for key, value in self._meshes.items()}
         for collider in colliders:
@@ -527,10 +527,9 @@ class WarpBackend:
             self._colliders.sdf_voxel = [k.scalar(c.voxel_size) for c in colliders
                                          if isinstance(c, SdfCollider)]
         modules = [k.module]
-        if meshes and self._colliders is not None and self._colliders.meshes:
-            from .mesh_kernels import build_mesh_kernels
-
-            modules.append(build_mesh_kernels(self.precision).module)
+        if meshes and self._colliders is not None:
+            for device_mesh in self._colliders.meshes:
+                modules += [m for m in device_mesh.modules if m not in modules]
         if self._lane_kernels is not None:
             modules.append(self._lane_kernels.module)
         if settings.self_collision:

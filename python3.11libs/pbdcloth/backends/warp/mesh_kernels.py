@@ -532,6 +532,34 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                       big, big_count, vlo, vhi, slots, cand, ncand, over,
                       OVER_TRIANGLE_CANDIDATES)
 
+    @wp.kernel(module=module)
+    def narrow(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+               inv_mass: wp.array(dtype=scalar), margin: scalar,
+               ref_lo: wp.array(dtype=vec3), ref_hi: wp.array(dtype=vec3),
+               tlo: wp.array(dtype=vec3), thi: wp.array(dtype=vec3), slots: int,
+               cand: wp.array(dtype=wp.int32), ncand: wp.array(dtype=wp.int32)):
+        """A free cloth vertex's candidate triangles cut to those whose boxes overlap its path's
+        box grown by ``margin`` (a smaller margin than the search's, which is remembered: the
+        list a search with it would find, as every box it lies in lay in the wider one's and
+        the grid's region holds every box)."""
+        i = wp.tid()
+        if inv_mass[i] <= zero:
+            return
+        x0 = x_prev[i]
+        xi = p[i]
+        g = vec3(margin, margin, margin)
+        lo = wp.min(x0, xi) - g
+        hi = wp.max(x0, xi) + g
+        ref_lo[i] = lo
+        ref_hi[i] = hi
+        n = int(0)
+        for s in range(ncand[i]):
+            j = cand[i * slots + s]
+            if overlap(lo, hi, tlo[j], thi[j]) != 0:
+                cand[i * slots + n] = j
+                n += 1
+        ncand[i] = n
+
     @wp.func(module=module)
     def winding(x: vec3, v0: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i)) -> scalar:
         """Generalized winding number of the collider at x (Jacobson et al. 2013; solid angles
@@ -1039,5 +1067,6 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
         module=module, scalar=scalar, vec3=vec3, mesh_pose=mesh_pose,
         mesh_triangles=mesh_triangles, grid_clear=grid_clear, grid_count=grid_count,
         scan_blocks=scan_blocks, scan_top=scan_top, scan_add=scan_add, grid_fill=grid_fill,
-        candidates=candidates, triangle_candidates=triangle_candidates, find_trapped=find_trapped, cloth_vertices=cloth_vertices,
+        candidates=candidates, triangle_candidates=triangle_candidates, narrow=narrow,
+        find_trapped=find_trapped, cloth_vertices=cloth_vertices,
         recheck=recheck, collider_vertices=collider_vertices, apply_pushes=apply_pushes)
