@@ -270,6 +270,30 @@ for (int i = b0; i < b1; ++i) {
 }
 """
 
+# The cells a box [lo, hi] covers across the sweep axis (u, w) and its run of buckets along
+# it (s0 .. s0 + nk, wrapping once around the table), opened as loops over the runs' entries
+# in chunks of CHUNK [b0, b1): the searches of ``_PTM`` and ``_PT`` share it (the edge search
+# scans forward only and opens its own).
+_BUCKET_RUNS = r"""
+  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
+  const int u1 = cell(hi[ua], GF[2 + ua], inv);
+  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
+  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
+  if (nk <= 0) continue;
+  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
+    const int k0 = (row_hash(iu, iw) + s0) & mask;
+    for (int part = 0; part < 2; ++part) {
+      int e0 = 0, e1 = 0;
+      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
+      else if (k0 + nk > buckets) {
+        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
+      }
+      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
+      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
+"""
+
 # Partial updates: each moving vertex against the triangles that did not move, their box
 # centres in the triangle grid (``pt_movers`` of :mod:`.selfcollision_list_kernels`): box
 # tests of a chunk without branches, then the triangle's own tests and the pair test of
@@ -289,24 +313,7 @@ for (int v = b0; v < b1; ++v) {
   const R* x = REF + 3 * v;
   R lo[3], hi[3];
   for (int k = 0; k < 3; ++k) { lo[k] = x[k] - g; hi[k] = x[k] + g; }
-  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
-  const int u1 = cell(hi[ua], GF[2 + ua], inv);
-  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
-  const int w1 = cell(hi[wa], GF[2 + wa], inv);
-  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
-  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
-  if (nk <= 0) continue;
-  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
-    const int k0 = (row_hash(iu, iw) + s0) & mask;
-    for (int part = 0; part < 2; ++part) {
-      int e0 = 0, e1 = 0;
-      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
-      else if (k0 + nk > buckets) {
-        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
-      }
-      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
-      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      const int len = b1 - b0;
+__BUCKET_RUNS__      const int len = b1 - b0;
       const R* sp = SPOS + 3 * b0;
       const R* sh = SHALF + 3 * b0;
 #pragma clang loop vectorize(enable)
@@ -435,24 +442,7 @@ for (int t = b0; t < b1; ++t) {
   const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
   const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
   const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
-  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
-  const int u1 = cell(hi[ua], GF[2 + ua], inv);
-  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
-  const int w1 = cell(hi[wa], GF[2 + wa], inv);
-  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
-  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
-  if (nk <= 0) continue;
-  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
-    const int k0 = (row_hash(iu, iw) + s0) & mask;
-    for (int part = 0; part < 2; ++part) {
-      int e0 = 0, e1 = 0;
-      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
-      else if (k0 + nk > buckets) {
-        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
-      }
-      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
-      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      // the box, corner and sphere tests without branches (flags first, a loop the
+__BUCKET_RUNS__      // the box, corner and sphere tests without branches (flags first, a loop the
       // compiler vectorizes), the entries that pass into hit[]
       const int len = b1 - b0;
       const int* ent = ENTRIES + b0;
@@ -1219,6 +1209,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         """The dispatcher and work() of a search, which runs when the list mode (0 unchanged,
         1 partial, 2 full) satisfies ``run_if``."""
         text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
+        text = text.replace("__BUCKET_RUNS__", _BUCKET_RUNS)
         text = text.replace("__RUN_IF__", run_if)
         text = text.replace("__PT_EXACT__", _PT_EXACT)
         text = text.replace("__PRELUDE__", prelude)
