@@ -345,12 +345,12 @@ class ClothSettings(DeclaredSettings):
         "times its rest length is shortened to that length, both ends moving by their inverse "
         "masses, before tethers, stitches and colliders (which can still stretch edges past "
         "it). Each pass brings the largest strain closer to the limit (a 100 x 100 sheet "
-        "hanging from two corners: 6.4 % without, 1.2 % with 4 passes); 0 = off (stretchy "
+        "hanging from two corners: 6.4 % without, 1.7 % with 2 passes); 0 = off (stretchy "
         "knits, rubber: let the compliance decide). Off while tearing is on (it would stop "
         "the cloth reaching the Tear Strain).",
     )
     strain_limit_passes: int = _declare(
-        4, kind=KIND_INT, label="Strain Limit Passes", group=GROUP_SOLVER, minimum=1,
+        2, kind=KIND_INT, label="Strain Limit Passes", group=GROUP_SOLVER, minimum=1,
         maximum=100,
         help="Sweeps of the strain limit per iteration; each brings the largest strain closer "
         "to the limit, for the time of about one stretch pass over the edges that are past "
