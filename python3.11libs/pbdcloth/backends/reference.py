@@ -23,7 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..cloth.attributes import contact_scales
-from ..cloth.model import ClothModel
+from ..cloth.hierarchy import HierarchyLevel
+from ..cloth.model import ClothModel, DistanceFamily
 from ..cloth.state import ClothState
 from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
@@ -54,6 +55,22 @@ def _hinge_angle_gradient(x1: F, x2: F, x3: F, x4: F) -> tuple[float, list[F]] |
     g2 = (float(a @ e) / elen) * m1 + (float(b @ e) / elen) * m2
     g1 = -(g2 + g3 + g4)
     return theta, [g1, g2, g3, g4]
+
+
+def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, slack: float) -> None:
+    """One sweep over ``fam``'s distances in order: where |x_i - x_j| > slack d0, the excess
+    C leaves, x_i -= w_i / (w_i + w_j) C n, x_j += w_j / (w_i + w_j) C n (the hierarchy's coarse
+    levels and the strain limit)."""
+    for c in range(fam.count):
+        i, j = int(fam.i[c]), int(fam.j[c])
+        d = P[i] - P[j]
+        length = math.sqrt(float(d @ d))
+        over = max(length - slack * float(fam.rest[c]), 0.0)
+        if over == 0.0 or length < 1e-12:
+            continue
+        step = d * (over / length)
+        P[i] = P[i] - fam.wi_frac[c] * step
+        P[j] = P[j] + fam.wj_frac[c] * step
 
 
 def _wrap(angle: float) -> float:
@@ -89,16 +106,7 @@ class ReferenceBackend:
         of one, where they were.)"""
         start = P.copy()
         for level in reversed(self.model.hierarchy.levels):
-            for c in range(level.count):
-                i, j = int(level.i[c]), int(level.j[c])
-                d = P[i] - P[j]
-                length = math.sqrt(float(d @ d))
-                over = max(length - slack * float(level.rest[c]), 0.0)
-                if over == 0.0 or length < 1e-12:
-                    continue
-                step = d * (over / length)
-                P[i] = P[i] - level.wi_frac[c] * step
-                P[j] = P[j] + level.wj_frac[c] * step
+            _project_unilateral(P, level, slack)
             for row, f in enumerate(level.fine):
                 moved = start[f].copy()
                 for parent, weight in zip(level.parents[row], level.weights[row]):
@@ -111,18 +119,8 @@ class ReferenceBackend:
         and w_j / (w_i + w_j). ``limit`` 0: nothing."""
         if limit <= 0.0:
             return
-        fam = self.model.stretch
         for _ in range(passes):
-            for c in range(fam.count):
-                i, j = int(fam.i[c]), int(fam.j[c])
-                d = P[i] - P[j]
-                length = math.sqrt(float(d @ d))
-                over = max(length - (1.0 + limit) * float(fam.rest[c]), 0.0)
-                if over == 0.0 or length < 1e-12:
-                    continue
-                step = d * (over / length)
-                P[i] = P[i] - fam.wi_frac[c] * step
-                P[j] = P[j] + fam.wj_frac[c] * step
+            _project_unilateral(P, self.model.stretch, 1.0 + limit)
 
     def _frame(
         self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,

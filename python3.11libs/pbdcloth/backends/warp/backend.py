@@ -644,8 +644,7 @@ class WarpBackend:
         launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
         for lv in levels:
-            for off, cnt in lv.colors.spans:
-                launch(k.distance_unilateral, cnt, [p, lv.cons, off, slack])
+            self._project_unilateral(launch, lv.cons, lv.colors, slack)
             launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
                                                     lv.weight0, lv.weight1])
         launch(k.keep_touching, n, [p, start, self._touching])
@@ -741,8 +740,14 @@ class WarpBackend:
                        [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
                         0, group.groups, slack])
                 continue
-            for off, cnt in fam.colors.spans:
-                launch(k.distance_unilateral, cnt, [p, fam.pbd, off, slack])
+            self._project_unilateral(launch, fam.pbd, fam.colors, slack)
+
+    def _project_unilateral(self, launch: _Recorder, cons: Any, colors: _Colors,
+                            slack: Any) -> None:
+        """One sweep of unilateral distances ``cons`` at ``slack`` d0, color by color (the
+        hierarchy's coarse levels, the strain limit off the CPU lanes)."""
+        for off, cnt in colors.spans:
+            launch(self.k.distance_unilateral, cnt, [self._p, cons, off, slack])
 
     def _project_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
         """The stitch colors in order, closing by at most the model's stitch speed x h (the
