@@ -18,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
-from pbdcloth.cloth.mesh import grid  # noqa: E402
+from fabric_candidates import sheet  # noqa: E402
+from pbdcloth import ClothSettings  # noqa: E402
 from round_robin import median_ms_per_substep  # noqa: E402
 
 OFF = {"strain_limit": 0.0}
@@ -34,12 +34,6 @@ ROWS: dict[str, dict[str, object]] = {
 }
 
 
-def sheet(n: int, **settings: object) -> ClothSolver:
-    pos, tris = grid(n, n, 1.0, 1.0, plane="xy")
-    return ClothSolver(pos, tris, pinned=[0, n - 1],
-                       settings=ClothSettings(damping=0.5, **settings))  # type: ignore[arg-type]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100)
@@ -51,8 +45,10 @@ def main() -> None:
     print("|---|---|---:|---:|")
     for backend in backends:
         extra = {"device": "cpu"} if backend == "warp" else {}
-        solvers = {name: sheet(args.n, backend=backend, **extra, **changes)
-                   for name, changes in ROWS.items()}
+        options = [{"damping": 0.5, "backend": backend, **extra, **changes}
+                   for changes in ROWS.values()]
+        solvers = {name: sheet(args.n, ClothSettings(**o))  # type: ignore[arg-type]
+                   for name, o in zip(ROWS, options)}
         ms = median_ms_per_substep(solvers, args.frames, 1, warmup=2)
         base = ms[next(iter(ROWS))]
         for name, value in ms.items():
