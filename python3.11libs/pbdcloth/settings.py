@@ -353,8 +353,9 @@ class ClothSettings(DeclaredSettings):
         2, kind=KIND_INT, label="Strain Limit Passes", group=GROUP_SOLVER, minimum=1,
         maximum=100,
         help="Sweeps of the strain limit per iteration; each brings the largest strain closer "
-        "to the limit, for the time of about one stretch pass over the edges that are past "
-        "it (README: measured strain and cost).",
+        "to the limit (a 100 x 100 sheet: 1.7 % with 2 passes, 1.2 % with 4) and costs about "
+        "0.3 ms per substep there on numpy, 0.05 ms on Warp's CPU (README: measured strain and "
+        "cost).",
     )
     backend: str = _declare(  # a BackendChoice (a str) after validation
         BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
