@@ -51,6 +51,19 @@ def _no_sharp_edges(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda vertices, triangles: np.zeros((0, 2), dtype=np.intp))
 
 
+def _settings(**changes: object) -> ClothSettings:
+    """The cases' settings, with the strain limit off: the digests were recorded before it."""
+    return ClothSettings(strain_limit=0.0, **changes)  # type: ignore[arg-type]
+
+
+def _skirt_settings() -> ClothSettings:
+    """The skirt's settings, coarse and full size alike."""
+    return _settings(model="xpbd", substeps=10, iterations=3, density=0.2,
+                     stretch_compliance=1e-7, shear_compliance=1e-6, bend_compliance=20.0,
+                     damping=0.3, tethers=True, tether_slack=1.02, thickness=0.006, friction=0.3,
+                     static_friction=0.3, self_collision=False, backend="numpy")
+
+
 def _digest(solver: ClothSolver, frames: int, animate=None) -> str:  # type: ignore[no-untyped-def]
     h = hashlib.sha256()
     for k in range(1, frames + 1):
@@ -65,11 +78,7 @@ def _digest(solver: ClothSolver, frames: int, animate=None) -> str:  # type: ign
 def _skirt() -> str:
     from pbdcloth.scenes.cloth import skirt_scene
 
-    settings = ClothSettings(strain_limit=0.0, 
-        model="xpbd", substeps=10, iterations=3, density=0.2, stretch_compliance=1e-7,
-        shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
-        tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
-        self_collision=False, backend="numpy")
+    settings = _skirt_settings()
     scene = skirt_scene(frames=6, settings=settings, nu=64, nv=20, body_segments=24,
                         body_rings=20)
     return _digest(scene.make_solver(), 6, scene.animate)
@@ -80,11 +89,7 @@ def _bench() -> str:
     body, 8 frames."""
     from pbdcloth.scenes.cloth import skirt_scene
 
-    settings = ClothSettings(strain_limit=0.0, 
-        model="xpbd", substeps=10, iterations=3, density=0.2, stretch_compliance=1e-7,
-        shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
-        tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
-        self_collision=False, backend="numpy")
+    settings = _skirt_settings()
     scene = skirt_scene(frames=8, settings=settings, nu=200, nv=50, body_segments=64,
                         body_rings=56)
     return _digest(scene.make_solver(), 8, scene.animate)
@@ -99,10 +104,10 @@ def _sweep() -> str:
     pos, tris = grid(31, 31, 0.8, 0.8, plane="xy", origin=(-0.4, 1.2, 0.0))
     top = np.flatnonzero(pos[:, 1] > 1.2 - 1e-9)
     scale = 1.0 + 0.5 * (pos[:, 0] > 0.0)
-    s = ClothSettings(strain_limit=0.0, substeps=10, iterations=4, thickness=0.004, friction=0.2,
-                      static_friction=0.3, model="xpbd", stretch_compliance=1e-8,
-                      shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
-                      self_collision=False, backend="numpy")
+    s = _settings(substeps=10, iterations=4, thickness=0.004, friction=0.2,
+                  static_friction=0.3, model="xpbd", stretch_compliance=1e-8,
+                  shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
+                  self_collision=False, backend="numpy")
     solver = ClothSolver(pos, tris, pinned=top, settings=s,
                          colliders=[MeshCollider(None, ct, frames=limb, name="limb")],
                          point_attributes={"thickness_scale": scale, "friction_scale": 2.0 - scale})
@@ -123,10 +128,10 @@ def _spike() -> str:
     def spike(k: int) -> np.ndarray:
         return cone + np.array([0.0, 0.25 + min(k, 6) / FPS, 0.0])
 
-    s = ClothSettings(strain_limit=0.0, substeps=10, iterations=6, thickness=0.004, friction=0.0,
-                      static_friction=0.0, model="xpbd", stretch_compliance=1e-7,
-                      shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
-                      self_collision=False, backend="numpy")
+    s = _settings(substeps=10, iterations=6, thickness=0.004, friction=0.0,
+                  static_friction=0.0, model="xpbd", stretch_compliance=1e-7,
+                  shear_compliance=1e-6, bend_compliance=1.0, damping=0.0, tethers=False,
+                  self_collision=False, backend="numpy")
     solver = ClothSolver(pos, tris, pinned=border, settings=s,
                          colliders=[MeshCollider(None, cone_t, frames=spike)])
     return _digest(solver, 10)
@@ -137,10 +142,10 @@ def _rescue() -> str:
     t = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
     pos, tris = grid(11, 11, 0.2, 0.2, plane="xz", origin=(-0.1, 0.106, -0.1))
     pos[60, 1] = 0.098
-    s = ClothSettings(strain_limit=0.0, substeps=10, iterations=4, thickness=0.004, friction=0.3,
-                      model="xpbd", stretch_compliance=1e-7, shear_compliance=1e-6,
-                      bend_compliance=1.0, damping=0.0, tethers=False, self_collision=False,
-                      backend="numpy")
+    s = _settings(substeps=10, iterations=4, thickness=0.004, friction=0.3,
+                  model="xpbd", stretch_compliance=1e-7, shear_compliance=1e-6,
+                  bend_compliance=1.0, damping=0.0, tethers=False, self_collision=False,
+                  backend="numpy")
     return _digest(ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)]), 4)
 
 
@@ -148,8 +153,8 @@ def _plane() -> str:
     v = np.array([[-1, 0, -1], [1, 0, -1], [1, 0, 1], [-1, 0, 1], [0, 0, 0], [0, 0, 0]], float)
     t = np.array([[0, 2, 1], [0, 3, 2], [4, 5, 4], [0, 0, 1]])
     pos, tris = grid(10, 10, 0.5, 0.5, plane="xz", origin=(-0.25, 0.0, -0.25))
-    s = ClothSettings(strain_limit=0.0, substeps=5, iterations=3, thickness=0.01, model="xpbd", tethers=False,
-                      self_collision=False, backend="numpy")
+    s = _settings(substeps=5, iterations=3, thickness=0.01, model="xpbd", tethers=False,
+                  self_collision=False, backend="numpy")
     return _digest(ClothSolver(pos, tris, settings=s, colliders=[MeshCollider(v, t)]), 4)
 
 
