@@ -168,31 +168,15 @@ for (int i = b0; i < b1; ++i) {
   const R* hi_ = HALF + 3 * i;
   R lo[3], hi[3];
   for (int a = 0; a < 3; ++a) { lo[a] = mi[a] - hi_[a] - g; hi[a] = mi[a] + hi_[a] + g; }
-  int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
-  const int u1 = cell(hi[ua], GF[2 + ua], inv);
-  int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
-  const int w1 = cell(hi[wa], GF[2 + wa], inv);
+  const R mis = mi[sa];
+  const R reach_i = wp::sqrt(dot3(hi_, hi_));
   // a full build scans forward along the sweep axis only: each pair is taken by the edge
   // whose midpoint comes first along it (then the lower index), which the other's box
   // reaches, as every partner lies within hi_ + maxhalf + radius of the midpoint
-  int s0 = cell(mode == 2 ? mi[sa] : lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
-  int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
-  if (nk <= 0) continue;
-  const R mis = mi[sa];
-  const R reach_i = wp::sqrt(dot3(hi_, hi_));
-  for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
-    const int k0 = (row_hash(iu, iw) + s0) & mask;
-    for (int part = 0; part < 2; ++part) {
-      int e0 = 0, e1 = 0;
-      if (part == 0) { e0 = START[k0]; e1 = START[k0 + nk < buckets ? k0 + nk : buckets]; }
-      else if (k0 + nk > buckets) {
-        e0 = START[0]; e1 = START[k0 + nk - buckets < k0 ? k0 + nk - buckets : k0];
-      }
-      for (int b0 = e0; b0 < e1; b0 += CHUNK) {
-      // the box test of a chunk of the run without branches (its outcome is a coin flip,
-      // which a branch predictor cannot learn), the entries that pass into hit[]
-      const int b1 = b0 + CHUNK < e1 ? b0 + CHUNK : e1;
-      // (flags first, a loop the compiler vectorizes; then the indices of those set)
+  const R s_from = mode == 2 ? mi[sa] : lo[sa];
+__BUCKET_RUNS__      // the box test of a chunk of the run without branches (its outcome is a coin flip,
+      // which a branch predictor cannot learn), the entries that pass into hit[]: flags
+      // first, a loop the compiler vectorizes; then the indices of those set
       const int len = b1 - b0;
       const int* ent = ENTRIES + b0;
       const R* sp = SPOS + 3 * b0;
@@ -271,15 +255,15 @@ for (int i = b0; i < b1; ++i) {
 """
 
 # The cells a box [lo, hi] covers across the sweep axis (u, w) and its run of buckets along
-# it (s0 .. s0 + nk, wrapping once around the table), opened as loops over the runs' entries
-# in chunks of CHUNK [b0, b1): the searches of ``_PTM`` and ``_PT`` share it (the edge search
-# scans forward only and opens its own).
+# it (from s_from's cell, s0 .. s0 + nk, wrapping once around the table), opened as loops over
+# the runs' entries in chunks of CHUNK [b0, b1): the edge, moving-vertex and point-triangle
+# searches share it (the edge search's full build starts at its midpoint: it scans forward).
 _BUCKET_RUNS = r"""
   int u0 = cell(lo[ua], GF[2 + ua], inv); if (u0 < 0) u0 = 0;
   const int u1 = cell(hi[ua], GF[2 + ua], inv);
   int w0 = cell(lo[wa], GF[2 + wa], inv); if (w0 < 0) w0 = 0;
   const int w1 = cell(hi[wa], GF[2 + wa], inv);
-  int s0 = cell(lo[sa], GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
+  int s0 = cell(s_from, GF[2 + sa], inv_s); if (s0 < 0) s0 = 0;
   int nk = cell(hi[sa], GF[2 + sa], inv_s) - s0 + 1; if (nk > buckets) nk = buckets;
   if (nk <= 0) continue;
   for (int iu = u0; iu <= u1; ++iu) for (int iw = w0; iw <= w1; ++iw) {
@@ -313,6 +297,7 @@ for (int v = b0; v < b1; ++v) {
   const R* x = REF + 3 * v;
   R lo[3], hi[3];
   for (int k = 0; k < 3; ++k) { lo[k] = x[k] - g; hi[k] = x[k] + g; }
+  const R s_from = lo[sa];
 __BUCKET_RUNS__      const int len = b1 - b0;
       const R* sp = SPOS + 3 * b0;
       const R* sh = SHALF + 3 * b0;
@@ -442,6 +427,7 @@ for (int t = b0; t < b1; ++t) {
   const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
   const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
   const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
+  const R s_from = lo[sa];
 __BUCKET_RUNS__      // the box, corner and sphere tests without branches (flags first, a loop the
       // compiler vectorizes), the entries that pass into hit[]
       const int len = b1 - b0;
