@@ -203,6 +203,7 @@ def _follow(settings: ClothSettings, kind: str, weight: float = 0.5) -> tuple[fl
     return float(np.sqrt(np.mean(np.square(gaps)))), solver.positions
 
 
+@pytest.mark.slow
 def test_soft_pin_lags_between_a_hard_pin_and_a_free_point(backend: Any) -> None:
     """RMS distance to the swaying target, measured (numpy; Warp the same to 1e-8 m): hard pin
     0, weight 0.5: 1.49 mm, free: 2.41 mm (weight 0.1: 2.23, 0.9: 0.57 mm)."""

@@ -120,6 +120,7 @@ def test_the_hierarchy_probe_reaches_each_points_thickness() -> None:
     assert np.array_equal(backend.contacts.active, scale == 2.0)
 
 
+@pytest.mark.slow
 def test_mesh_collider_uses_the_vertex_and_the_triangle_thickness() -> None:
     """numpy only (Warp has no mesh collider). Cloth vertices against a triangle floor keep
     their own thickness; a collider vertex (a spike's tip) under a cloth triangle keeps the mean

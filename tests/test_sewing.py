@@ -37,6 +37,7 @@ def test_sewing_is_a_demo_scene() -> None:
     assert SCENES["sewing"] is sewing_scene
 
 
+@pytest.mark.slow
 def test_sewn_tube_closes_its_seams_and_never_intersects(backend: Any) -> None:
     """Measured (numpy and Warp): every seam gap 0 to float rounding (< 1e-6 m) from frame 11
     on, the hem resting on the pelvis at y = 0.96 m, no crossing triangle in any frame (nor
