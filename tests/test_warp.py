@@ -33,7 +33,7 @@ from pbdcloth import (
 )
 from pbdcloth.backends.base import FrameStats
 from pbdcloth.backends.warp.backend import WarpBackend, WarpUnsupportedError
-from pbdcloth.colliders.base import Collider
+from pbdcloth.colliders.base import Collider, SolverInputError
 from pbdcloth.scenes.cloth import Scene, cloak_scene, drape_scene, grid, hanging_scene
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -649,3 +649,13 @@ def test_package_imports_and_falls_back_without_warp() -> None:
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                             check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_float32_refuses_a_mesh_it_cannot_hold() -> None:
+    """A sheet 1e-20 m across has inverse masses beyond float32's range (they would be inf):
+    the float32 Warp backend refuses it naming float32 and the quantity; float64 runs it."""
+    pos, tris = grid(4, 4, 1.0, 1.0)
+    with pytest.raises(SolverInputError, match="float32.*inverse mass"):
+        ClothSolver(pos * 1e-20, tris, settings=ClothSettings(backend="warp", device="cpu"))
+    model = ClothSolver(pos * 1e-20, tris, settings=ClothSettings(backend="numpy")).model
+    WarpBackend(model, device="cpu", precision="float64")

@@ -50,7 +50,7 @@ from ...cloth.hierarchy import HierarchyLevel
 from ...cloth.model import ClothModel, DistanceFamily
 from ...cloth.state import ClothState
 from ...cloth.topology import incidence
-from ...colliders.base import Collider
+from ...colliders.base import Collider, SolverInputError
 from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
 from ...colliders.sdf_sequence import SdfSequence
@@ -143,6 +143,26 @@ def _can_capture(device: Any) -> bool:
     except ValueError:
         return False
     return version >= CPU_CAPTURE_VERSION
+
+
+def check_float32_range(model: ClothModel) -> None:
+    """Refuse a model whose inverse masses [1/kg] or edge rest lengths [m] float32 cannot hold
+    (a mesh scaled far from metres: a 1e-20 m sheet's inverse masses overflow to inf; an
+    inverse mass that underflowed to 0 would pin its particle).
+
+    Raises:
+        SolverInputError: names the quantity, its range and what to do.
+    """
+    info = np.finfo(np.float32)
+    lo, hi = float(info.tiny), float(info.max)
+    for what, values in (("inverse mass [1/kg]", model.inv_mass[model.inv_mass > 0.0]),
+                         ("edge rest length [m]", model.stretch.rest)):
+        if values.size and (values.min() < lo or values.max() > hi):
+            raise SolverInputError(
+                f"the Warp backend computes in float32, which cannot hold this mesh's "
+                f"{what}: {values.min():.3g} to {values.max():.3g}, outside [{lo:.3g}, "
+                f"{hi:.3g}]; give the mesh in metres (or change the density), or use "
+                f"backend='numpy'")
 
 
 class _Colors:
@@ -364,6 +384,8 @@ class WarpBackend:
         self.k = build_kernels(precision)
         k, dev = self.k, self.device
         n = model.particle_count
+        if precision == "float32":
+            check_float32_range(model)
         self.m = _DeviceModel(model, k, dev)
         self._x = wp.zeros(n, dtype=k.vec3, device=dev)
         self._v = wp.zeros(n, dtype=k.vec3, device=dev)
