@@ -341,6 +341,19 @@ static void* work(void* arg) {
     if (direct) return (int)(((long long)(cx - dx0) * dny + (cy - dy0)) * dnz + (cz - dz0));
     return bucket(cx, cy, cz, mask);
   };
+  // a box's cells [a, b], within the region where keys are region indices (the boxes lie in
+  // it; a query's cells do, so no query reads a cell outside)
+  const int d0[3] = {dx0, dy0, dz0}, dn[3] = {dnx, dny, dnz};
+  auto inside = [&](const int* a, const int* b, int* u, int* v) {
+    for (int k = 0; k < 3; ++k) {
+      u[k] = a[k];
+      v[k] = b[k];
+      if (direct) {
+        if (u[k] < d0[k]) u[k] = d0[k];
+        if (v[k] > d0[k] + dn[k] - 1) v[k] = d0[k] + dn[k] - 1;
+      }
+    }
+  };
   for (int r = __atomic_fetch_add(J->next, 1, __ATOMIC_RELAXED); r < ranges;
        r = __atomic_fetch_add(J->next, 1, __ATOMIC_RELAXED)) {
     const int m0 = r * size, m1 = m0 + size < n ? m0 + size : n;
@@ -360,9 +373,11 @@ static void* work(void* arg) {
           for (int k = 0; k < 3; ++k) b[k] = a[k] - 1;
         }
         for (int k = 0; k < 3; ++k) CHI[3 * m + k] = b[k];
-        for (int cx = a[0]; cx <= b[0]; ++cx)
-        for (int cy = a[1]; cy <= b[1]; ++cy)
-        for (int cz = a[2]; cz <= b[2]; ++cz) {
+        int u[3], v[3];
+        inside(a, b, u, v);
+        for (int cx = u[0]; cx <= v[0]; ++cx)
+        for (int cy = u[1]; cy <= v[1]; ++cy)
+        for (int cz = u[2]; cz <= v[2]; ++cz) {
           CNT[key(cx, cy, cz)] += 1;
           const int ux = cx - dx0, uy = cy - dy0, uz = cz - dz0;
           if (dense && ux >= 0 && ux < dnx && uy >= 0 && uy < dny && uz >= 0 && uz < dnz) {
@@ -374,11 +389,11 @@ static void* work(void* arg) {
       J->bigs[r] = nb;
     } else {
       for (int m = m0; m < m1; ++m) {
-        const int* a = CLO + 3 * m;
-        const int* b = CHI + 3 * m;
-        for (int cx = a[0]; cx <= b[0]; ++cx)
-        for (int cy = a[1]; cy <= b[1]; ++cy)
-        for (int cz = a[2]; cz <= b[2]; ++cz) {
+        int u[3], v[3];
+        inside(CLO + 3 * m, CHI + 3 * m, u, v);
+        for (int cx = u[0]; cx <= v[0]; ++cx)
+        for (int cy = u[1]; cy <= v[1]; ++cy)
+        for (int cz = u[2]; cz <= v[2]; ++cz) {
           const int e = CNT[key(cx, cy, cz)]++;
           if (e < cap) ENTRIES[e] = m;
         }
