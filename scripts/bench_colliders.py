@@ -7,8 +7,9 @@ A skirt of about 10k particles (``--nu`` x ``--nv``) on the walking body mesh
 ``--warmup`` frames (the skirt settles onto the body) it times ``--frames`` frames and, within
 every substep, side by side: the collider phase (``MeshCollider.project_cloth``: broad phase,
 continuous and discrete contacts, both directions) and the constraint solve (stretch, shear,
-bend, tethers). Prints ms per substep, and the ratio, for each backend, then the numpy collider phase split
-into its parts
+bend, tethers, and the strain limit's sweeps, on by default: ``limit``). Prints ms per substep,
+the ratio against the whole solve and against the solve without the strain limit, for each
+backend, then the numpy collider phase split into its parts
 (each function's own time, without the parts it calls; the parts sum to the phase):
 
 - ``refit``: the substep's poses, swept boxes and normals, both box grids refit
@@ -28,7 +29,8 @@ On Warp (CPU) a frame runs as one recording; each timed frame is run, then run a
 same start as its recorded launches one by one, each timed (``--repeat N``: N times, each
 launch's fastest kept), and the launches are summed by kind: the mesh collider's kernels and
 native loops (:mod:`pbdcloth.backends.warp.mesh_kernels`, :mod:`pbdcloth.backends.warp.mesh_native`,
-these on ``--threads`` POSIX threads) against the stretch, shear, bend and tether kernels.
+these on ``--threads`` POSIX threads) against the stretch, shear, bend and tether kernels and
+the strain limit's (``distance_limit_lanes``).
 ``--phases`` also prints the Warp kernels one by one.
 
     PYTHONPATH=python3.11libs python scripts/bench_colliders.py [--phases] [--repeat 5]
@@ -75,13 +77,15 @@ COLLIDER_PARTS: tuple[tuple[Any, str, str], ...] = (
 )
 PARTS = ("refit", "pairs", "fail-safe", "ccd", "cubic", "cloth vertices", "collider vertices",
          "recheck", "other")
-CLOCK = {"constraints": 0.0, **{part: 0.0 for part in PARTS}}
+CLOCK = {"constraints": 0.0, "limit": 0.0, **{part: 0.0 for part in PARTS}}
 #: Time spent in the wrapped functions called by the one running now (its own time excludes
 #: them), one entry per wrapped call in progress.
 _NESTED: list[float] = []
 #: Warp kernels timed as "solve" (lane kernels on the CPU, per-constraint ones elsewhere).
 WARP_SOLVE = ("distance_xpbd_lanes", "bend_xpbd_lanes", "distance_pbd_lanes", "bend_pbd_lanes",
               "distance_xpbd", "distance_pbd", "bend_xpbd", "bend_pbd", "tethers")
+#: The strain limit's Warp kernel (its sweeps on the CPU lanes).
+WARP_LIMIT = ("distance_limit_lanes",)
 
 
 def _wrap(owner: Any, name: str, key: str) -> None:
@@ -146,12 +150,20 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
     total = time.perf_counter() - start
     substeps = args.frames * settings.substeps
     row["constraints_ms"] = 1000.0 * CLOCK["constraints"] / substeps
+    row["limit_ms"] = 1000.0 * CLOCK["limit"] / substeps
     row["collider_ms"] = 1000.0 * sum(CLOCK[part] for part in PARTS) / substeps
     if backend == "numpy":
         row["collider_parts_ms"] = {part: 1000.0 * CLOCK[part] / substeps for part in PARTS}
     row["substep_ms"] = 1000.0 * total / substeps
-    row["ratio"] = row["collider_ms"] / row["constraints_ms"]
+    _ratios(row)
     return row
+
+
+def _ratios(row: dict[str, Any]) -> None:
+    """The collider phase over the whole solve (``ratio``) and over the solve without the
+    strain limit (``ratio_without_limit``)."""
+    row["ratio"] = row["collider_ms"] / (row["constraints_ms"] + row["limit_ms"])
+    row["ratio_without_limit"] = row["collider_ms"] / row["constraints_ms"]
 
 
 def _warp_row(row: dict[str, Any], solver: ClothSolver, scene: Any, substeps: int,
@@ -190,10 +202,11 @@ def _warp_row(row: dict[str, Any], solver: ClothSolver, scene: Any, substeps: in
                     if hasattr(value, "module") and hasattr(value, "key")}
     row["constraints_ms"] = 1000.0 * sum(t for name, t in kernels.items()
                                          if name in WARP_SOLVE) / n
+    row["limit_ms"] = 1000.0 * sum(t for name, t in kernels.items() if name in WARP_LIMIT) / n
     row["collider_ms"] = 1000.0 * sum(t for name, t in kernels.items()
                                       if name in mesh_kernels) / n
     row["substep_ms"] = 1000.0 * total / n
-    row["ratio"] = row["collider_ms"] / row["constraints_ms"]
+    _ratios(row)
     row["kernels_ms"] = {name: 1000.0 * t / n for name, t in
                          sorted(kernels.items(), key=lambda item: -item[1])}
     return row
@@ -230,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for name in CONSTRAINT_FUNCTIONS:
         _wrap(numpy_backend, name, "constraints")
+    _wrap(numpy_backend, "project_strain_limit", "limit")
     for owner, name, part in COLLIDER_PARTS:
         _wrap(owner, name, part)
     rows = [run(b, args) for b in ("numpy", "warp")]
@@ -238,17 +252,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"skirt {rows[0]['particles']} particles on a {rows[0]['body_triangles']}-triangle "
           f"walking body, 10 substeps x 3 iterations, ms per substep")
-    print(f"{'backend':8} {'collider':>9} {'solve':>9} {'ratio':>7} {'substep':>9}")
+    print(f"{'backend':8} {'collider':>9} {'solve':>9} {'limit':>7} {'ratio':>7} "
+          f"{'no limit':>8} {'substep':>9}")
+    print(f"{'':8} {'':>9} {'':>9} {'':>7} {'':>7} {'ratio':>8}")
     for r in rows:
         if "unsupported" in r:
             print(f"{r['backend']:8} {'unsupported: ' + r['unsupported']}")
             continue
         print(f"{r['backend']:8} {r['collider_ms']:9.2f} {r['constraints_ms']:9.2f} "
-              f"{r['ratio']:7.2f} {r['substep_ms']:9.2f}")
+              f"{r['limit_ms']:7.2f} {r['ratio']:7.2f} {r['ratio_without_limit']:8.2f} "
+              f"{r['substep_ms']:9.2f}")
     parts = rows[0].get("collider_parts_ms")
     if parts:
-        solve = rows[0]["constraints_ms"]
-        print(f"\nnumpy collider phase by part, ms per substep (x the solve's {solve:.2f} ms)")
+        solve = rows[0]["constraints_ms"] + rows[0]["limit_ms"]
+        print(f"\nnumpy collider phase by part, ms per substep (x the solve's {solve:.2f} ms, "
+              "strain limit included)")
         for part in PARTS:
             print(f"  {part:18} {parts[part]:7.2f} {parts[part] / solve:6.2f}x")
     warp = [r for r in rows if "kernels_ms" in r]

@@ -447,12 +447,17 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                 for cy in range(qa[1], qb[1] + 1):
                     for cz in range(qa[2], qb[2] + 1):
                         key = bucket(cx, cy, cz, mask)
+                        # a box in the bucket for several of its cells (their hashes
+                        # equal), its entries next to each other where the bucket was
+                        # filled in box order (one thread): taken once
+                        last = int(-1)
                         for e in range(start[key], wp.min(start[key + 1], cap)):
                             j = entries[e]
                             if first_shared(wp.vec3i(cx, cy, cz), qa, clo[j]) == 0:
                                 continue
-                            if overlap(lo, hi, blo[j], bhi[j]) == 0:
+                            if overlap(lo, hi, blo[j], bhi[j]) == 0 or j == last:
                                 continue
+                            last = j
                             if n < slots:
                                 cand[i * slots + n] = j
                             n += 1
