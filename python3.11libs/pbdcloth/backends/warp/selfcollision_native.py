@@ -16,9 +16,10 @@ with dim 1, every owner in index order:
   within ``half + maxhalf + radius`` of an edge's midpoint; a partial update scans both ways
   (only the moving edges search).
 
-In a chunk of a key run the box, corner and sphere tests are computed as flags in a loop
-without branches first, then the closest points of the entries that pass (the edges' segments
-with selects instead of branches: the same values). The pairs are those of the kernels (each
+In a chunk of a key run the box, corner and sphere tests (the edge search: also the shared
+ends) are computed as flags in a loop without branches first, then the closest points of the
+entries that pass (the edges' segments with selects instead of branches, as flags in a second
+such loop over the entries' ends and directions in entry order: the same values). The pairs are those of the kernels (each
 owner's slots are sorted afterwards, so the order of the pushes does not matter). Also native:
 ``pt_movers_all`` (a partial update's moving vertices against the triangles that did not move),
 ``grid_build_all`` (a row grid's bounds, keys and counting sort in one loop, the entries of a
@@ -156,6 +157,9 @@ const R* MID = (const R*)J->ptrs[16];
 const R* HALF = (const R*)J->ptrs[17];
 const int* SEDGE = (const int*)J->ptrs[19];
 const R* SREACH = (const R*)J->ptrs[20];
+const int M = J->n;
+const R* SP1 = SREACH + M;
+const R* SD = SREACH + 4 * M;
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
@@ -170,27 +174,40 @@ for (int i = b0; i < b1; ++i) {
   for (int a = 0; a < 3; ++a) { lo[a] = mi[a] - hi_[a] - g; hi[a] = mi[a] + hi_[a] + g; }
   const R mis = mi[sa];
   const R reach_i = wp::sqrt(dot3(hi_, hi_));
+  // the query edge's first end and direction (as the entries' SP1, SD)
+  const R* pi1 = REF + 3 * ei0;
+  const R* pi2 = REF + 3 * ei1;
+  const R pd[3] = {pi2[0] - pi1[0], pi2[1] - pi1[1], pi2[2] - pi1[2]};
   // a full build scans forward along the sweep axis only: each pair is taken by the edge
   // whose midpoint comes first along it (then the lower index), which the other's box
   // reaches, as every partner lies within hi_ + maxhalf + radius of the midpoint
   const R s_from = mode == 2 ? mi[sa] : lo[sa];
-__BUCKET_RUNS__      // the box test of a chunk of the run without branches (its outcome is a coin flip,
-      // which a branch predictor cannot learn), the entries that pass into hit[]: flags
-      // first, a loop the compiler vectorizes; then the indices of those set
+__BUCKET_RUNS__      // the tests of a chunk of the run without branches (their outcome is a coin flip,
+      // which a branch predictor cannot learn): the boxes, a partner taken by the other
+      // edge, a shared end and the bounding spheres as flags first, a loop the compiler
+      // vectorizes over the entries' data in entry order; then the indices of those set
       const int len = b1 - b0;
       const int* ent = ENTRIES + b0;
       const R* sp = SPOS + 3 * b0;
       const R* sh = SHALF + 3 * b0;
+      const int* se = SEDGE + 3 * b0;
+      const R* sr = SREACH + b0;
 #pragma clang loop vectorize(enable)
       for (int q = 0; q < len; ++q) {
         const int j = ent[q];
         const R* mj = sp + 3 * q;
         const R* hj = sh + 3 * q;
+        const int* ej = se + 3 * q;
         const R mjs = sa == 0 ? mj[0] : (sa == 1 ? mj[1] : mj[2]);
+        const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
+        const R reach = reach_i + sr[q] + radius;
         const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
             & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
             & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
-            & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius);
+            & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius)
+            & !((mode == 1) & (j < i) & (ej[2] != 0))
+            & (ei0 != ej[0]) & (ei0 != ej[1]) & (ei1 != ej[0]) & (ei1 != ej[1])
+            & !(dot3(dm, dm) > reach * reach);
         okf[q] = ok;
       }
       int nh = 0;
@@ -198,37 +215,22 @@ __BUCKET_RUNS__      // the box test of a chunk of the run without branches (its
         hit[nh] = b0 + q;
         nh += okf[q];
       }
-      // the next tests of those without branches either (a partner taken by the other
-      // edge, a shared end, the bounding spheres), the partners that pass into near[]
-      int nn = 0;
+      // the segments' closest points (the lower edge's as p, the other's as q; selects
+      // instead of branches: the same values), flags first in a loop the compiler vectorizes
+#pragma clang loop vectorize(enable)
       for (int h = 0; h < nh; ++h) {
         const int k = hit[h];
-        const int j = ENTRIES[k];
-        const R* mj = SPOS + 3 * k;
-        const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
-        const int ej0 = SEDGE[3 * k], ej1 = SEDGE[3 * k + 1];
-        const R reach = reach_i + SREACH[k] + radius;
-        const bool ok = !((mode == 1) & (j < i) & (SEDGE[3 * k + 2] != 0))
-            & (ei0 != ej0) & (ei0 != ej1) & (ei1 != ej0) & (ei1 != ej1)
-            & !(dot3(dm, dm) > reach * reach);
-        near[nn] = j;
-        nn += ok;
-      }
-      int nk2 = 0;
-      for (int h = 0; h < nn; ++h) {
-        const int j = near[h];
-        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
-        const R* p1 = REF + 3 * EDGES[2 * lo_e];
-        const R* p2 = REF + 3 * EDGES[2 * lo_e + 1];
-        const R* q1 = REF + 3 * EDGES[2 * hi_e];
-        const R* q2 = REF + 3 * EDGES[2 * hi_e + 1];
-        const R d1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
-        const R d2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
+        const bool sw = ENTRIES[k] < i;
+        const R* e1 = SP1 + 3 * k;
+        const R* e2 = SD + 3 * k;
+        const R p1[3] = {sw ? e1[0] : pi1[0], sw ? e1[1] : pi1[1], sw ? e1[2] : pi1[2]};
+        const R q1[3] = {sw ? pi1[0] : e1[0], sw ? pi1[1] : e1[1], sw ? pi1[2] : e1[2]};
+        const R d1[3] = {sw ? e2[0] : pd[0], sw ? e2[1] : pd[1], sw ? e2[2] : pd[2]};
+        const R d2[3] = {sw ? pd[0] : e2[0], sw ? pd[1] : e2[1], sw ? pd[2] : e2[2]};
         const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
         const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
         const R B = dot3(d1, d2);
         const R den = A * E - B * B;
-        // (selects instead of branches: the same values, without mispredictions)
         const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), R(0), R(1))
                                              : R(0);
         R t = safe_div(B * s0 + F, E);
@@ -238,11 +240,15 @@ __BUCKET_RUNS__      // the box test of a chunk of the run without branches (its
         const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
                         (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
                         (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
-        hit[nk2] = j;
-        nk2 += !(dot3(d, d) >= r2);
+        okf[h] = !(dot3(d, d) >= r2);
+      }
+      int nk2 = 0;
+      for (int h = 0; h < nh; ++h) {
+        near[nk2] = ENTRIES[hit[h]];
+        nk2 += okf[h];
       }
       for (int h = 0; h < nk2; ++h) {
-        const int j = hit[h];
+        const int j = near[h];
         const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
         if (listed(lo_e, hi_e)) continue;
         push(lo_e, hi_e);
@@ -344,14 +350,16 @@ __PT_EXACT__      }
 """
 
 #: Before the edge-edge search's threads start: each grid entry's edge ends, whether it
-#: moved (partial updates) and its bounding sphere's radius, in entry order (SEDGE, SREACH),
-#: so the search reads them in memory order.
+#: moved (partial updates), its bounding sphere's radius (SEDGE, SREACH[:M]), its first end
+#: and its direction (second end less first: SREACH[M:4 M], SREACH[4 M:]) in entry order, so
+#: the search reads them in memory order.
 _EE_PRELUDE = r"""
   {
     const int* ENTRIES = (const int*)ptrs[6];
     const int* EDGES = (const int*)ptrs[13];
     const R* SHALF = (const R*)ptrs[15];
     const int* MOVER = (const int*)ptrs[1];
+    const R* REF = (const R*)ptrs[0];
     int* SEDGE = (int*)ptrs[19];
     R* SREACH = (R*)ptrs[20];
     const int mode = ((const int*)ptrs[9])[0];
@@ -363,6 +371,12 @@ _EE_PRELUDE = r"""
       SEDGE[3 * k + 2] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
       const R* h = SHALF + 3 * k;
       SREACH[k] = wp::sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+      const R* p1 = REF + 3 * a;
+      const R* p2 = REF + 3 * b;
+      for (int c = 0; c < 3; ++c) {
+        SREACH[n + 3 * k + c] = p1[c];
+        SREACH[4 * n + 3 * k + c] = p2[c] - p1[c];
+      }
     }
   }
 """
@@ -1226,8 +1240,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                sedge: wp.array(dtype=i32), sreach: wp.array(dtype=scalar), threads: int):
         """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
         (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order;
-        ``sedge`` (3 M,), ``sreach`` (M,): scratch, the entries' ends, moving flags and
-        bounding-sphere radii in entry order)."""
+        ``sedge`` (3 M,), ``sreach`` (7 M,): scratch, the entries' ends, moving flags,
+        bounding-sphere radii, first ends and directions in entry order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
                   entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
                   sedge, sreach, threads)
