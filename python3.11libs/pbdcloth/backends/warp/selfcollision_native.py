@@ -384,29 +384,40 @@ _EE_PRELUDE = r"""
 #: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
 #: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
 #: closest point, the rest exclusions, the push.
-_PT_EXACT = r"""        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
+_PT_CLOSEST = r"""        // Ericson 2005, 5.1.5: the regions in his order, as the Warp kernel, each candidate
+        // computed and the first region that holds selected last (the same values)
         const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
         const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
         const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
         const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
         const R den = va + vb + vc;
         const R d43 = d4 - d3, d56 = d5 - d6;
-        R bv = R(0), bw = R(0);
-        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
-        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
-        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
-        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
-        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
-        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
-          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
-        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
+        const bool r1 = (d1 <= R(0)) & (d2 <= R(0));
+        const bool r2_ = (d3 >= R(0)) & (d4 <= d3);
+        const bool r3 = (vc <= R(0)) & (d1 >= R(0)) & (d3 <= R(0));
+        const bool r4 = (d6 >= R(0)) & (d5 <= d6);
+        const bool r5 = (vb <= R(0)) & (d2 >= R(0)) & (d6 <= R(0));
+        const bool r6 = (va <= R(0)) & (d43 >= R(0)) & (d56 >= R(0));
+        R bv = safe_div(vb, den), bw = safe_div(vc, den);
+        const R w6 = safe_div(d43, d43 + d56);
+        bv = r6 ? R(1) - w6 : bv; bw = r6 ? w6 : bw;
+        bv = r5 ? R(0) : bv; bw = r5 ? safe_div(d2, d2 - d6) : bw;
+        bv = r4 ? R(0) : bv; bw = r4 ? R(1) : bw;
+        bv = r3 ? safe_div(d1, d1 - d3) : bv; bw = r3 ? R(0) : bw;
+        bv = r2_ ? R(1) : bv; bw = r2_ ? R(0) : bw;
+        bv = r1 ? R(0) : bv; bw = r1 ? R(0) : bw;
         bv = clampr(bv, R(0), R(1));
         bw = clampr(bw, R(0), R(1) - bv);
         const R bu = R(1) - bv - bw;
         const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
                         x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
                         x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
-        if (dot3(d, d) >= r2) continue;
+"""
+
+#: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
+#: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
+#: closest point, the rest exclusions, the push (one pair).
+_PT_EXACT = _PT_CLOSEST + r"""        if (dot3(d, d) >= r2) continue;
         if (listed(t, v)) continue;
         push(t, v);
 """
@@ -462,11 +473,23 @@ __BUCKET_RUNS__      // the box, corner and sphere tests without branches (flags
         hit[nh] = b0 + q;
         nh += okf[q];
       }
+      // the closest points of those as flags (a loop without branches, vectorized), then
+      // the rest exclusions and the pushes of those near enough
+#pragma clang loop vectorize(enable)
       for (int h = 0; h < nh; ++h) {
-        const int k = hit[h];
-        const int v = ENTRIES[k];
-        const R* x = SPOS + 3 * k;
-__PT_EXACT__      }
+        const R* x = SPOS + 3 * hit[h];
+__PT_CLOSEST__        okf[h] = !(dot3(d, d) >= r2);
+      }
+      int nv = 0;
+      for (int h = 0; h < nh; ++h) {
+        near[nv] = ENTRIES[hit[h]];
+        nv += okf[h];
+      }
+      for (int h = 0; h < nv; ++h) {
+        const int v = near[h];
+        if (listed(t, v)) continue;
+        push(t, v);
+      }
       }
     }
   }
@@ -1212,6 +1235,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         text = text.replace("__BUCKET_RUNS__", _BUCKET_RUNS)
         text = text.replace("__RUN_IF__", run_if)
         text = text.replace("__PT_EXACT__", _PT_EXACT)
+        text = text.replace("__PT_CLOSEST__", _PT_CLOSEST)
         text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
         text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
