@@ -26,7 +26,9 @@ owner's slots are sorted afterwards, so the order of the pushes does not matter)
 key in point order as the kernels leave them), the slot loops ``compact_all``,
 ``sort_slots_all`` and ``gather_all`` (integers only), and the narrow phase's loops over a
 family's pairs: ``pair_eval_all`` (a pass: the skip test of a block of pairs without branches,
-then the pairs to evaluate), ``mark_crossed_all`` (the fail-safe's search, the same text with
+then the geometry of the pairs to evaluate in chunks of 64 without branches, Ericson's regions
+and the kernel's other branches as selects, in a loop the compiler vectorizes, then the
+response of those in contact one by one), ``mark_crossed_all`` (the fail-safe's search, the same text with
 the crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
@@ -557,6 +559,10 @@ static void* work(void* arg) {
   int evaluated = 0;
   unsigned char evalf[BLOCK];
   int todo[BLOCK];
+  const int EV = 64;
+  R EV_C[4 * EV], EV_N[3 * EV], EV_D[3 * EV], EV_D0[3 * EV];
+  R EV_SC[EV], EV_SX[EV], EV_BASE[EV], EV_SIGNED[EV];
+  int EV_NEAR[EV], EV_HIT[EV];
   for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
        b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
   const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
@@ -579,17 +585,23 @@ static void* work(void* arg) {
     todo[ne] = b0 + o;
     ne += evalf[o];
   }
-  for (int e = 0; e < ne; ++e) {
-    const int c = todo[e];
-    const int* q = IDX + 4 * c;
-    evaluated += 1;
-    const R* x_ = P + 3 * q[0];
-    const R* a = P + 3 * q[1];
-    const R* b = P + 3 * q[2];
-    const R* cc = P + 3 * q[3];
-    int near = 0;
-    R coef[4], diff[3], dist2, diff0[3] = {Z, Z, Z}, normal[3] = {Z, Z, Z}, side0 = Z;
-    if (edge_pairs == 0) {
+  // the pairs to evaluate in chunks of EV: the geometry of every pair of a chunk without
+  // branches (closest points, side, normal, signed distance, slacks: each value computed
+  // as the one-pair text computes it, the branches' choices made by selects), into EV-long
+  // arrays in a loop the compiler vectorizes; then the slacks written and, pair by pair, the
+  // response (or the fail-safe's flags) of those in contact
+  for (int e0 = 0; e0 < ne; e0 += EV) {
+  const int m_ = ne - e0 < EV ? ne - e0 : EV;
+  const int* td = todo + e0;
+  evaluated += m_;
+  if (edge_pairs == 0) {
+#pragma clang loop vectorize(enable)
+    for (int e = 0; e < m_; ++e) {
+      const int* q = IDX + 4 * td[e];
+      const R* x_ = P + 3 * q[0];
+      const R* a = P + 3 * q[1];
+      const R* b = P + 3 * q[2];
+      const R* cc = P + 3 * q[3];
       // closest point of the triangle (a, b, cc) to x_ (Ericson 2005, 5.1.5)
       const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
       const R ac[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
@@ -600,105 +612,157 @@ static void* work(void* arg) {
       const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
       const R den = va + vb + vc;
       const R d43 = d4 - d3, d56 = d5 - d6;
-      R bv = Z, bw = Z;
-      int face = 0;
-      if (d1 <= Z && d2 <= Z) { bv = Z; bw = Z; }
-      else if (d3 >= Z && d4 <= d3) { bv = ONE; bw = Z; }
-      else if (vc <= Z && d1 >= Z && d3 <= Z) { bv = safe_div(d1, d1 - d3); bw = Z; }
-      else if (d6 >= Z && d5 <= d6) { bv = Z; bw = ONE; }
-      else if (vb <= Z && d2 >= Z && d6 <= Z) { bv = Z; bw = safe_div(d2, d2 - d6); }
-      else if (va <= Z && d43 >= Z && d56 >= Z) { bw = safe_div(d43, d43 + d56); bv = ONE - bw; }
-      else { bv = safe_div(vb, den); bw = safe_div(vc, den); if (den > Z) face = 1; }
+      const bool r1 = (d1 <= Z) & (d2 <= Z);
+      const bool r2 = (d3 >= Z) & (d4 <= d3);
+      const bool r3 = (vc <= Z) & (d1 >= Z) & (d3 <= Z);
+      const bool r4 = (d6 >= Z) & (d5 <= d6);
+      const bool r5 = (vb <= Z) & (d2 >= Z) & (d6 <= Z);
+      const bool r6 = (va <= Z) & (d43 >= Z) & (d56 >= Z);
+      const bool face = !(r1 | r2 | r3 | r4 | r5 | r6) & (den > Z);
+      R bv = safe_div(vb, den), bw = safe_div(vc, den);
+      const R w6 = safe_div(d43, d43 + d56);
+      bv = r6 ? ONE - w6 : bv; bw = r6 ? w6 : bw;
+      bv = r5 ? Z : bv; bw = r5 ? safe_div(d2, d2 - d6) : bw;
+      bv = r4 ? Z : bv; bw = r4 ? ONE : bw;
+      bv = r3 ? safe_div(d1, d1 - d3) : bv; bw = r3 ? Z : bw;
+      bv = r2 ? ONE : bv; bw = r2 ? Z : bw;
+      bv = r1 ? Z : bv; bw = r1 ? Z : bw;
       bv = clampr(bv, Z, ONE);
       bw = clampr(bw, Z, ONE - bv);
       const R bu = ONE - bv - bw;
+      R diff[3];
       for (int k = 0; k < 3; ++k) diff[k] = x_[k] - ((a[k] * bu + b[k] * bv) + cc[k] * bw);
-      dist2 = dot3(diff, diff);
-      coef[0] = ONE; coef[1] = -bu; coef[2] = -bv; coef[3] = -bw;
-      if (dist2 < band2) {
-        near = 2;
-        const R* p0 = X0 + 3 * q[0];
-        const R* a0 = X0 + 3 * q[1];
-        const R* b0 = X0 + 3 * q[2];
-        const R* c0 = X0 + 3 * q[3];
-        for (int k = 0; k < 3; ++k) diff0[k] = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
-        const R ba[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        const R ca[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
-        const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
-        const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
-        R m[3], m0[3];
-        cross3(ba, ca, m);
-        cross3(ba0, ca0, m0);
-        if (face != 0) {
-          const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
-          side0 = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
-        }
-        const R len = __SQRT__(dot3(m, m));
-        if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
+      const R dist2 = dot3(diff, diff);
+      const bool near2 = dist2 < band2;
+      const R* p0 = X0 + 3 * q[0];
+      const R* a0 = X0 + 3 * q[1];
+      const R* b0 = X0 + 3 * q[2];
+      const R* c0 = X0 + 3 * q[3];
+      R diff0[3];
+      for (int k = 0; k < 3; ++k) {
+        const R d0 = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
+        diff0[k] = near2 ? d0 : Z;
       }
-    } else {
-      // closest points of the segments (x_, a) and (b, cc) (Ericson 2005, 5.1.9)
-      const R* p1 = x_;
-      const R* p2 = a;
-      const R* q1 = b;
-      const R* q2 = cc;
+      const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
+      const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
+      R m[3], m0[3];
+      cross3(ab, ac, m);
+      cross3(ba0, ca0, m0);
+      const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
+      const R side_f = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
+      const R side0 = (near2 & face) ? side_f : Z;
+      const R len = __SQRT__(dot3(m, m));
+      R normal[3];
+      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
+      // contact normal on A's start side and the signed distance along it
+      const R dist = __SQRT__(dist2);
+      const bool by_diff = dist > R(1e-9) * t;
+      R n[3];
+      for (int k = 0; k < 3; ++k)
+        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
+      const R signed_ = dot3(n, diff);
+      // what the evaluation found: slacks and the moved base
+      const R u = __SQRT__(dist2);
+      const int nr = near2 ? 2 : 0;
+      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
+      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
+      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      EV_BASE[e] = l01 < l23 ? l01 : l23;
+      EV_SIGNED[e] = signed_;
+      for (int k = 0; k < 3; ++k) {
+        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
+      }
+      EV_NEAR[e] = near2 ? 2 : 0;
+      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -bv; EV_C[4 * e + 3] = -bw;
+    }
+  } else {
+#pragma clang loop vectorize(enable)
+    for (int e = 0; e < m_; ++e) {
+      const int* q = IDX + 4 * td[e];
+      // closest points of the segments (p1, p2) and (q1, q2) (Ericson 2005, 5.1.9)
+      const R* p1 = P + 3 * q[0];
+      const R* p2 = P + 3 * q[1];
+      const R* q1 = P + 3 * q[2];
+      const R* q2 = P + 3 * q[3];
       const R e1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
       const R e2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
       const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
       const R A = dot3(e1, e1), E = dot3(e2, e2), F = dot3(e2, rr), C = dot3(e1, rr);
       const R B = dot3(e1, e2);
       const R den = A * E - B * B;
-      // (selects instead of branches: the same values, without mispredictions)
       const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), Z, ONE) : Z;
       R t2 = safe_div(B * s0 + F, E);
       const R s = t2 < Z ? clampr(safe_div(-C, A), Z, ONE)
                          : (t2 > ONE ? clampr(safe_div(B - C, A), Z, ONE) : s0);
       t2 = clampr(t2, Z, ONE);
+      R diff[3];
       for (int k = 0; k < 3; ++k) diff[k] = (p1[k] + e1[k] * s) - (q1[k] + e2[k] * t2);
-      dist2 = dot3(diff, diff);
-      coef[0] = ONE - s; coef[1] = s; coef[2] = t2 - ONE; coef[3] = -t2;
-      if (dist2 < band2) {
-        near = 1;
-        if (!(s <= interior || s >= hi_s || t2 <= interior || t2 >= hi_s)) {
-          near = 2;
-          const R* x1 = X0 + 3 * q[0];
-          const R* x2 = X0 + 3 * q[1];
-          const R* y1 = X0 + 3 * q[2];
-          const R* y2 = X0 + 3 * q[3];
-          const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
-          const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
-          for (int k = 0; k < 3; ++k) diff0[k] = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
-          R m[3], m0[3];
-          cross3(e1, e2, m);
-          cross3(f1, f2, m0);
-          const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
-          side0 = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
-          const R len = __SQRT__(dot3(m, m));
-          if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
-        }
+      const R dist2 = dot3(diff, diff);
+      const bool in_band = dist2 < band2;
+      const bool near2 = in_band & !((s <= interior) | (s >= hi_s) | (t2 <= interior)
+                                     | (t2 >= hi_s));
+      const R* x1 = X0 + 3 * q[0];
+      const R* x2 = X0 + 3 * q[1];
+      const R* y1 = X0 + 3 * q[2];
+      const R* y2 = X0 + 3 * q[3];
+      const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
+      const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
+      R diff0[3];
+      for (int k = 0; k < 3; ++k) {
+        const R d0 = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
+        diff0[k] = near2 ? d0 : Z;
       }
-    }
-    // contact normal on A's start side and the signed distance along it
-    R n[3] = {normal[0] * side0, normal[1] * side0, normal[2] * side0};
-    if (side0 == Z) {
+      R m[3], m0[3];
+      cross3(e1, e2, m);
+      cross3(f1, f2, m0);
+      const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
+      const R side_f = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
+      const R side0 = near2 ? side_f : Z;
+      const R len = __SQRT__(dot3(m, m));
+      R normal[3];
+      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
+      // contact normal on A's start side and the signed distance along it
       const R dist = __SQRT__(dist2);
-      n[0] = normal[0]; n[1] = normal[1]; n[2] = normal[2];
-      if (dist > R(1e-9) * t) for (int k = 0; k < 3; ++k) n[k] = diff[k] / dist;
+      const bool by_diff = dist > R(1e-9) * t;
+      R n[3];
+      for (int k = 0; k < 3; ++k)
+        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
+      const R signed_ = dot3(n, diff);
+      // what the evaluation found: slacks and the moved base
+      const R u = __SQRT__(dist2);
+      const int nr = near2 ? 2 : (in_band ? 1 : 0);
+      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
+      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
+      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      EV_BASE[e] = l01 < l23 ? l01 : l23;
+      EV_SIGNED[e] = signed_;
+      for (int k = 0; k < 3; ++k) {
+        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
+      }
+      EV_NEAR[e] = near2 ? 2 : (in_band ? 1 : 0);
+      EV_C[4 * e] = ONE - s; EV_C[4 * e + 1] = s; EV_C[4 * e + 2] = t2 - ONE;
+      EV_C[4 * e + 3] = -t2;
     }
-    const R signed_ = dot3(n, diff);
-    // what the evaluation found: slacks and the moved base
-    const R u = __SQRT__(dist2);
-    R sc = u - band, sx = u - band;
-    if (near == 2) { sc = signed_ - t; sx = u; if (signed_ < Z) sx = R(-1e30); }
-    else if (near == 1) { sc = u - t; sx = u; }
-    SC[c] = sc;
-    SX[c] = sx;
-    R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-    R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-    BASE[c] = l01 < l23 ? l01 : l23;
+  }
+  // the slacks and bases; then the pairs in contact (or, for the fail-safe, on the wrong side)
+  int nc = 0;
+  for (int e = 0; e < m_; ++e) {
+    const int c = td[e];
+    SC[c] = EV_SC[e];
+    SX[c] = EV_SX[e];
+    BASE[c] = EV_BASE[e];
+    EV_HIT[nc] = e;
+    nc += (EV_NEAR[e] == 2) & (EV_SIGNED[e] < (CROSSING ? Z : t));
+  }
+  for (int h = 0; h < nc; ++h) {
+    const int e = EV_HIT[h];
+    const int c = td[e];
+    const int* q = IDX + 4 * c;
+    const R signed_ = EV_SIGNED[e];
     if (CROSSING) {
       // fail-safe: flag the free, not yet reverted particles of a pair on the wrong side
-      if (near != 2 || signed_ >= Z) continue;
       const int epoch = ST[__ST_EPOCH__];
       for (int k = 0; k < 4; ++k) {
         const int i = q[k];
@@ -709,8 +773,10 @@ static void* work(void* arg) {
       }
       continue;
     }
-    ACT[c] = 0;
-    if (near != 2 || signed_ >= t) continue;
+    const R* coef = EV_C + 4 * e;
+    const R* n = EV_N + 3 * e;
+    const R* diff = EV_D + 3 * e;
+    const R* diff0 = EV_D0 + 3 * e;
     // response: push-out along n less friction, over the inverse-mass-weighted coefficients
     R w[4];
     for (int k = 0; k < 4; ++k) w[k] = IM[q[k]] * coef[k];
@@ -738,6 +804,7 @@ static void* work(void* arg) {
       }
     }
     J->contacts += 1;
+  }
   }
   }
   J->evaluated = evaluated;
