@@ -140,7 +140,7 @@ class DeviceLists:
         self.tri_grid = RowGrid(n_tris, dev, block, scan_type, s)
         self.edge_grid = RowGrid(n_edges, dev, block, scan_type, s)
         self.edge_scratch = (wp.zeros(3 * n_edges, dtype=wp.int32, device=dev),
-                             wp.zeros(7 * n_edges, dtype=s, device=dev))
+                             wp.zeros(13 * n_edges, dtype=s, device=dev))
         """The native edge search's entries in grid order: ends and moving flags; sphere
         radii, first ends and directions."""
 

@@ -162,6 +162,12 @@ const R* SREACH = (const R*)J->ptrs[20];
 const int M = J->n;
 const R* SP1 = SREACH + M;
 const R* SD = SREACH + 4 * M;
+// the entries' midpoints and half extents by axis (SoA: the chunk loop loads them as vectors)
+const R* SX[3] = {SREACH + 7 * M, SREACH + 8 * M, SREACH + 9 * M};
+const R* SH[3] = {SREACH + 10 * M, SREACH + 11 * M, SREACH + 12 * M};
+const int* SE0 = SEDGE;
+const int* SE1 = SEDGE + M;
+const int* SMV = SEDGE + 2 * M;
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
@@ -190,25 +196,23 @@ __BUCKET_RUNS__      // the tests of a chunk of the run without branches (their 
       // vectorizes over the entries' data in entry order; then the indices of those set
       const int len = b1 - b0;
       const int* ent = ENTRIES + b0;
-      const R* sp = SPOS + 3 * b0;
-      const R* sh = SHALF + 3 * b0;
-      const int* se = SEDGE + 3 * b0;
+      const R* x0 = SX[0] + b0; const R* x1 = SX[1] + b0; const R* x2 = SX[2] + b0;
+      const R* h0 = SH[0] + b0; const R* h1 = SH[1] + b0; const R* h2 = SH[2] + b0;
+      const R* xs = SX[sa] + b0;
+      const int* e0 = SE0 + b0; const int* e1 = SE1 + b0; const int* mv = SMV + b0;
       const R* sr = SREACH + b0;
 #pragma clang loop vectorize(enable)
       for (int q = 0; q < len; ++q) {
         const int j = ent[q];
-        const R* mj = sp + 3 * q;
-        const R* hj = sh + 3 * q;
-        const int* ej = se + 3 * q;
-        const R mjs = sa == 0 ? mj[0] : (sa == 1 ? mj[1] : mj[2]);
-        const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
+        const R mjs = xs[q];
+        const R dm[3] = {x0[q] - mi[0], x1[q] - mi[1], x2[q] - mi[2]};
         const R reach = reach_i + sr[q] + radius;
         const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
-            & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
-            & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
-            & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius)
-            & !((mode == 1) & (j < i) & (ej[2] != 0))
-            & (ei0 != ej[0]) & (ei0 != ej[1]) & (ei1 != ej[0]) & (ei1 != ej[1])
+            & !(wp::abs(x0[q] - mi[0]) > hi_[0] + h0[q] + radius)
+            & !(wp::abs(x1[q] - mi[1]) > hi_[1] + h1[q] + radius)
+            & !(wp::abs(x2[q] - mi[2]) > hi_[2] + h2[q] + radius)
+            & !((mode == 1) & (j < i) & (mv[q] != 0))
+            & (ei0 != e0[q]) & (ei0 != e1[q]) & (ei1 != e0[q]) & (ei1 != e1[q])
             & !(dot3(dm, dm) > reach * reach);
         okf[q] = ok;
       }
@@ -351,10 +355,12 @@ __PT_EXACT__      }
 }
 """
 
-#: Before the edge-edge search's threads start: each grid entry's edge ends, whether it
-#: moved (partial updates), its bounding sphere's radius (SEDGE, SREACH[:M]), its first end
-#: and its direction (second end less first: SREACH[M:4 M], SREACH[4 M:]) in entry order, so
-#: the search reads them in memory order.
+#: Before the edge-edge search's threads start: each grid entry's edge ends and whether it
+#: moved (partial updates) as three arrays of M (SEDGE), its bounding sphere's radius
+#: (SREACH[:M]), its first end and its direction (second end less first: SREACH[M:4 M],
+#: SREACH[4 M:7 M], by entry) and its midpoint's and half extents' coordinates as six arrays
+#: of M (SREACH[7 M:13 M]) in entry order, so the search reads them in memory order (the
+#: chunk loop's as vectors).
 _EE_PRELUDE = r"""
   {
     const int* ENTRIES = (const int*)ptrs[6];
@@ -365,14 +371,19 @@ _EE_PRELUDE = r"""
     int* SEDGE = (int*)ptrs[19];
     R* SREACH = (R*)ptrs[20];
     const int mode = ((const int*)ptrs[9])[0];
+    const R* SPOS = (const R*)ptrs[14];
     for (int k = 0; k < n; ++k) {
       const int j = ENTRIES[k];
       const int a = EDGES[2 * j], b = EDGES[2 * j + 1];
-      SEDGE[3 * k] = a;
-      SEDGE[3 * k + 1] = b;
-      SEDGE[3 * k + 2] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
+      SEDGE[k] = a;
+      SEDGE[n + k] = b;
+      SEDGE[2 * n + k] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
       const R* h = SHALF + 3 * k;
       SREACH[k] = wp::sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+      for (int c = 0; c < 3; ++c) {
+        SREACH[(7 + c) * n + k] = SPOS[3 * k + c];
+        SREACH[(10 + c) * n + k] = h[c];
+      }
       const R* p1 = REF + 3 * a;
       const R* p2 = REF + 3 * b;
       for (int c = 0; c < 3; ++c) {
@@ -1331,8 +1342,9 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                sedge: wp.array(dtype=i32), sreach: wp.array(dtype=scalar), threads: int):
         """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
         (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order;
-        ``sedge`` (3 M,), ``sreach`` (7 M,): scratch, the entries' ends, moving flags,
-        bounding-sphere radii, first ends and directions in entry order)."""
+        ``sedge`` (3 M,), ``sreach`` (13 M,): scratch, the entries' ends, moving flags,
+        bounding-sphere radii, first ends, directions, midpoints and half extents in entry
+        order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
                   entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
                   sedge, sreach, threads)
