@@ -1159,7 +1159,13 @@ const R* WC = (const R*)wc.data;
 const int* CNT = (const int*)cnt.data;
 R* CORR = (R*)corr.data;
 R* DP = (R*)dp.data;
-for (int c = 0; c < n_pairs; ++c) {
+// in list order; runs of 32 pairs without a contact are passed over by one test
+for (int c0 = 0; c0 < n_pairs; c0 += 32) {
+const int c1 = c0 + 32 < n_pairs ? c0 + 32 : n_pairs;
+int any = 0;
+for (int c = c0; c < c1; ++c) any |= ACT[c];
+if (any == 0) continue;
+for (int c = c0; c < c1; ++c) {
   if (ACT[c] == 0) continue;
   const int* q = IDX + 4 * c;
   const R* w = WC + 4 * c;
@@ -1173,6 +1179,7 @@ for (int c = 0; c < n_pairs; ++c) {
       for (int j = 0; j < 3; ++j) DP[3 * q[k] + j] = DP[3 * q[k] + j] + share[j] * w[k];
     }
   }
+}
 }
 """
 
