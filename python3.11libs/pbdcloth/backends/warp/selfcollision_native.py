@@ -18,8 +18,8 @@ with dim 1, every owner in index order:
 
 In a chunk of a key run the box, corner and sphere tests (the edge search: also the shared
 ends) are computed as flags in a loop without branches first, then the closest points of the
-entries that pass (the edges' segments with selects instead of branches, as flags in a second
-such loop over the entries' ends and directions in entry order: the same values). The pairs are those of the kernels (each
+entries that pass (Ericson's regions and the segments' cases as selects instead of branches,
+as flags in a second such loop: the same values). The pairs are those of the kernels (each
 owner's slots are sorted afterwards, so the order of the pushes does not matter). Also native:
 ``pt_movers_all`` (a partial update's moving vertices against the triangles that did not move),
 ``grid_build_all`` (a row grid's bounds, keys and counting sort in one loop, the entries of a
@@ -28,8 +28,9 @@ key in point order as the kernels leave them), the slot loops ``compact_all``,
 family's pairs: ``pair_eval_all`` (a pass: the skip test of a block of pairs without branches,
 then the geometry of the pairs to evaluate in chunks of 64 without branches, Ericson's regions
 and the kernel's other branches as selects, in a loop the compiler vectorizes, then the
-response of those in contact one by one), ``mark_crossed_all`` (the fail-safe's search, the same text with
-the crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
+response of those in contact one by one), ``mark_crossed_all`` (the fail-safe's search, the
+same text with the crossing test instead of the response), ``contact_relax_all`` and
+``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
 replay, so the searches and the pair passes run on POSIX threads of their own (``threads``,
@@ -190,8 +191,8 @@ for (int i = b0; i < b1; ++i) {
   // whose midpoint comes first along it (then the lower index), which the other's box
   // reaches, as every partner lies within hi_ + maxhalf + radius of the midpoint
   const R s_from = mode == 2 ? mi[sa] : lo[sa];
-__BUCKET_RUNS__      // the tests of a chunk of the run without branches (their outcome is a coin flip,
-      // which a branch predictor cannot learn): the boxes, a partner taken by the other
+__BUCKET_RUNS__      // the tests of a chunk of the run without branches (their outcome is a coin
+      // flip, which a branch predictor cannot learn): the boxes, a partner taken by the other
       // edge, a shared end and the bounding spheres as flags first, a loop the compiler
       // vectorizes over the entries' data in entry order; then the indices of those set
       const int len = b1 - b0;
