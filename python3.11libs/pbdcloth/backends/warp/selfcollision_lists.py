@@ -140,9 +140,9 @@ class DeviceLists:
         self.tri_grid = RowGrid(n_tris, dev, block, scan_type, s)
         self.edge_grid = RowGrid(n_edges, dev, block, scan_type, s)
         self.edge_scratch = (wp.zeros(3 * n_edges, dtype=wp.int32, device=dev),
-                             wp.zeros(n_edges, dtype=s, device=dev))
-        """The native edge search's entries in grid order: ends and moving flags, sphere
-        radii."""
+                             wp.zeros(13 * n_edges, dtype=s, device=dev))
+        """The native edge search's entries in grid order: ends and moving flags; sphere
+        radii, first ends and directions."""
 
     def _compact(self, launch: Any, owners: int, args: list[Any]) -> None:
         """The partial update's ``compact`` of one family's slots (native on the CPU)."""

@@ -16,17 +16,21 @@ with dim 1, every owner in index order:
   within ``half + maxhalf + radius`` of an edge's midpoint; a partial update scans both ways
   (only the moving edges search).
 
-In a chunk of a key run the box, corner and sphere tests are computed as flags in a loop
-without branches first, then the closest points of the entries that pass (the edges' segments
-with selects instead of branches: the same values). The pairs are those of the kernels (each
+In a chunk of a key run the box, corner and sphere tests (the edge search: also the shared
+ends) are computed as flags in a loop without branches first, then the closest points of the
+entries that pass (Ericson's regions and the segments' cases as selects instead of branches,
+as flags in a second such loop: the same values). The pairs are those of the kernels (each
 owner's slots are sorted afterwards, so the order of the pushes does not matter). Also native:
 ``pt_movers_all`` (a partial update's moving vertices against the triangles that did not move),
 ``grid_build_all`` (a row grid's bounds, keys and counting sort in one loop, the entries of a
 key in point order as the kernels leave them), the slot loops ``compact_all``,
 ``sort_slots_all`` and ``gather_all`` (integers only), and the narrow phase's loops over a
 family's pairs: ``pair_eval_all`` (a pass: the skip test of a block of pairs without branches,
-then the pairs to evaluate), ``mark_crossed_all`` (the fail-safe's search, the same text with
-the crossing test instead of the response), ``contact_relax_all`` and ``track_begin_all``.
+then the geometry of the pairs to evaluate in chunks of 64 without branches, Ericson's regions
+and the kernel's other branches as selects, in a loop the compiler vectorizes, then the
+response of those in contact one by one), ``mark_crossed_all`` (the fail-safe's search, the
+same text with the crossing test instead of the response), ``contact_relax_all`` and
+``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
 replay, so the searches and the pair passes run on POSIX threads of their own (``threads``,
@@ -156,6 +160,15 @@ const R* MID = (const R*)J->ptrs[16];
 const R* HALF = (const R*)J->ptrs[17];
 const int* SEDGE = (const int*)J->ptrs[19];
 const R* SREACH = (const R*)J->ptrs[20];
+const int M = J->n;
+const R* SP1 = SREACH + M;
+const R* SD = SREACH + 4 * M;
+// the entries' midpoints and half extents by axis (SoA: the chunk loop loads them as vectors)
+const R* SX[3] = {SREACH + 7 * M, SREACH + 8 * M, SREACH + 9 * M};
+const R* SH[3] = {SREACH + 10 * M, SREACH + 11 * M, SREACH + 12 * M};
+const int* SE0 = SEDGE;
+const int* SE1 = SEDGE + M;
+const int* SMV = SEDGE + 2 * M;
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
@@ -170,27 +183,38 @@ for (int i = b0; i < b1; ++i) {
   for (int a = 0; a < 3; ++a) { lo[a] = mi[a] - hi_[a] - g; hi[a] = mi[a] + hi_[a] + g; }
   const R mis = mi[sa];
   const R reach_i = wp::sqrt(dot3(hi_, hi_));
+  // the query edge's first end and direction (as the entries' SP1, SD)
+  const R* pi1 = REF + 3 * ei0;
+  const R* pi2 = REF + 3 * ei1;
+  const R pd[3] = {pi2[0] - pi1[0], pi2[1] - pi1[1], pi2[2] - pi1[2]};
   // a full build scans forward along the sweep axis only: each pair is taken by the edge
   // whose midpoint comes first along it (then the lower index), which the other's box
   // reaches, as every partner lies within hi_ + maxhalf + radius of the midpoint
   const R s_from = mode == 2 ? mi[sa] : lo[sa];
-__BUCKET_RUNS__      // the box test of a chunk of the run without branches (its outcome is a coin flip,
-      // which a branch predictor cannot learn), the entries that pass into hit[]: flags
-      // first, a loop the compiler vectorizes; then the indices of those set
+__BUCKET_RUNS__      // the tests of a chunk of the run without branches (their outcome is a coin
+      // flip, which a branch predictor cannot learn): the boxes, a partner taken by the other
+      // edge, a shared end and the bounding spheres as flags first, a loop the compiler
+      // vectorizes over the entries' data in entry order; then the indices of those set
       const int len = b1 - b0;
       const int* ent = ENTRIES + b0;
-      const R* sp = SPOS + 3 * b0;
-      const R* sh = SHALF + 3 * b0;
+      const R* x0 = SX[0] + b0; const R* x1 = SX[1] + b0; const R* x2 = SX[2] + b0;
+      const R* h0 = SH[0] + b0; const R* h1 = SH[1] + b0; const R* h2 = SH[2] + b0;
+      const R* xs = SX[sa] + b0;
+      const int* e0 = SE0 + b0; const int* e1 = SE1 + b0; const int* mv = SMV + b0;
+      const R* sr = SREACH + b0;
 #pragma clang loop vectorize(enable)
       for (int q = 0; q < len; ++q) {
         const int j = ent[q];
-        const R* mj = sp + 3 * q;
-        const R* hj = sh + 3 * q;
-        const R mjs = sa == 0 ? mj[0] : (sa == 1 ? mj[1] : mj[2]);
+        const R mjs = xs[q];
+        const R dm[3] = {x0[q] - mi[0], x1[q] - mi[1], x2[q] - mi[2]};
+        const R reach = reach_i + sr[q] + radius;
         const bool ok = (j != i) & ((mode != 2) | (mjs > mis) | ((mjs == mis) & (j > i)))
-            & !(wp::abs(mj[0] - mi[0]) > hi_[0] + hj[0] + radius)
-            & !(wp::abs(mj[1] - mi[1]) > hi_[1] + hj[1] + radius)
-            & !(wp::abs(mj[2] - mi[2]) > hi_[2] + hj[2] + radius);
+            & !(wp::abs(x0[q] - mi[0]) > hi_[0] + h0[q] + radius)
+            & !(wp::abs(x1[q] - mi[1]) > hi_[1] + h1[q] + radius)
+            & !(wp::abs(x2[q] - mi[2]) > hi_[2] + h2[q] + radius)
+            & !((mode == 1) & (j < i) & (mv[q] != 0))
+            & (ei0 != e0[q]) & (ei0 != e1[q]) & (ei1 != e0[q]) & (ei1 != e1[q])
+            & !(dot3(dm, dm) > reach * reach);
         okf[q] = ok;
       }
       int nh = 0;
@@ -198,37 +222,22 @@ __BUCKET_RUNS__      // the box test of a chunk of the run without branches (its
         hit[nh] = b0 + q;
         nh += okf[q];
       }
-      // the next tests of those without branches either (a partner taken by the other
-      // edge, a shared end, the bounding spheres), the partners that pass into near[]
-      int nn = 0;
+      // the segments' closest points (the lower edge's as p, the other's as q; selects
+      // instead of branches: the same values), flags first in a loop the compiler vectorizes
+#pragma clang loop vectorize(enable)
       for (int h = 0; h < nh; ++h) {
         const int k = hit[h];
-        const int j = ENTRIES[k];
-        const R* mj = SPOS + 3 * k;
-        const R dm[3] = {mj[0] - mi[0], mj[1] - mi[1], mj[2] - mi[2]};
-        const int ej0 = SEDGE[3 * k], ej1 = SEDGE[3 * k + 1];
-        const R reach = reach_i + SREACH[k] + radius;
-        const bool ok = !((mode == 1) & (j < i) & (SEDGE[3 * k + 2] != 0))
-            & (ei0 != ej0) & (ei0 != ej1) & (ei1 != ej0) & (ei1 != ej1)
-            & !(dot3(dm, dm) > reach * reach);
-        near[nn] = j;
-        nn += ok;
-      }
-      int nk2 = 0;
-      for (int h = 0; h < nn; ++h) {
-        const int j = near[h];
-        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
-        const R* p1 = REF + 3 * EDGES[2 * lo_e];
-        const R* p2 = REF + 3 * EDGES[2 * lo_e + 1];
-        const R* q1 = REF + 3 * EDGES[2 * hi_e];
-        const R* q2 = REF + 3 * EDGES[2 * hi_e + 1];
-        const R d1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
-        const R d2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
+        const bool sw = ENTRIES[k] < i;
+        const R* e1 = SP1 + 3 * k;
+        const R* e2 = SD + 3 * k;
+        const R p1[3] = {sw ? e1[0] : pi1[0], sw ? e1[1] : pi1[1], sw ? e1[2] : pi1[2]};
+        const R q1[3] = {sw ? pi1[0] : e1[0], sw ? pi1[1] : e1[1], sw ? pi1[2] : e1[2]};
+        const R d1[3] = {sw ? e2[0] : pd[0], sw ? e2[1] : pd[1], sw ? e2[2] : pd[2]};
+        const R d2[3] = {sw ? pd[0] : e2[0], sw ? pd[1] : e2[1], sw ? pd[2] : e2[2]};
         const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
         const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
         const R B = dot3(d1, d2);
         const R den = A * E - B * B;
-        // (selects instead of branches: the same values, without mispredictions)
         const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), R(0), R(1))
                                              : R(0);
         R t = safe_div(B * s0 + F, E);
@@ -238,11 +247,15 @@ __BUCKET_RUNS__      // the box test of a chunk of the run without branches (its
         const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
                         (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
                         (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
-        hit[nk2] = j;
-        nk2 += !(dot3(d, d) >= r2);
+        okf[h] = !(dot3(d, d) >= r2);
+      }
+      int nk2 = 0;
+      for (int h = 0; h < nh; ++h) {
+        near[nk2] = ENTRIES[hit[h]];
+        nk2 += okf[h];
       }
       for (int h = 0; h < nk2; ++h) {
-        const int j = hit[h];
+        const int j = near[h];
         const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
         if (listed(lo_e, hi_e)) continue;
         push(lo_e, hi_e);
@@ -343,26 +356,41 @@ __PT_EXACT__      }
 }
 """
 
-#: Before the edge-edge search's threads start: each grid entry's edge ends, whether it
-#: moved (partial updates) and its bounding sphere's radius, in entry order (SEDGE, SREACH),
-#: so the search reads them in memory order.
+#: Before the edge-edge search's threads start: each grid entry's edge ends and whether it
+#: moved (partial updates) as three arrays of M (SEDGE), its bounding sphere's radius
+#: (SREACH[:M]), its first end and its direction (second end less first: SREACH[M:4 M],
+#: SREACH[4 M:7 M], by entry) and its midpoint's and half extents' coordinates as six arrays
+#: of M (SREACH[7 M:13 M]) in entry order, so the search reads them in memory order (the
+#: chunk loop's as vectors).
 _EE_PRELUDE = r"""
   {
     const int* ENTRIES = (const int*)ptrs[6];
     const int* EDGES = (const int*)ptrs[13];
     const R* SHALF = (const R*)ptrs[15];
     const int* MOVER = (const int*)ptrs[1];
+    const R* REF = (const R*)ptrs[0];
     int* SEDGE = (int*)ptrs[19];
     R* SREACH = (R*)ptrs[20];
     const int mode = ((const int*)ptrs[9])[0];
+    const R* SPOS = (const R*)ptrs[14];
     for (int k = 0; k < n; ++k) {
       const int j = ENTRIES[k];
       const int a = EDGES[2 * j], b = EDGES[2 * j + 1];
-      SEDGE[3 * k] = a;
-      SEDGE[3 * k + 1] = b;
-      SEDGE[3 * k + 2] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
+      SEDGE[k] = a;
+      SEDGE[n + k] = b;
+      SEDGE[2 * n + k] = mode == 1 ? (MOVER[a] > MOVER[b] ? MOVER[a] : MOVER[b]) : 0;
       const R* h = SHALF + 3 * k;
       SREACH[k] = wp::sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+      for (int c = 0; c < 3; ++c) {
+        SREACH[(7 + c) * n + k] = SPOS[3 * k + c];
+        SREACH[(10 + c) * n + k] = h[c];
+      }
+      const R* p1 = REF + 3 * a;
+      const R* p2 = REF + 3 * b;
+      for (int c = 0; c < 3; ++c) {
+        SREACH[n + 3 * k + c] = p1[c];
+        SREACH[4 * n + 3 * k + c] = p2[c] - p1[c];
+      }
     }
   }
 """
@@ -370,29 +398,40 @@ _EE_PRELUDE = r"""
 #: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
 #: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
 #: closest point, the rest exclusions, the push.
-_PT_EXACT = r"""        // Ericson 2005, 5.1.5 (the regions in his order, as the Warp kernel)
+_PT_CLOSEST = r"""        // Ericson 2005, 5.1.5: the regions in his order, as the Warp kernel, each candidate
+        // computed and the first region that holds selected last (the same values)
         const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
         const R d1 = dot3(ab, ap), d2 = dot3(ac, ap);
         const R d3 = d1 - aa, d4 = d2 - bc_, d5 = d1 - bc_, d6 = d2 - cc;
         const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
         const R den = va + vb + vc;
         const R d43 = d4 - d3, d56 = d5 - d6;
-        R bv = R(0), bw = R(0);
-        if (d1 <= R(0) && d2 <= R(0)) { bv = R(0); bw = R(0); }
-        else if (d3 >= R(0) && d4 <= d3) { bv = R(1); bw = R(0); }
-        else if (vc <= R(0) && d1 >= R(0) && d3 <= R(0)) { bv = safe_div(d1, d1 - d3); bw = R(0); }
-        else if (d6 >= R(0) && d5 <= d6) { bv = R(0); bw = R(1); }
-        else if (vb <= R(0) && d2 >= R(0) && d6 <= R(0)) { bv = R(0); bw = safe_div(d2, d2 - d6); }
-        else if (va <= R(0) && d43 >= R(0) && d56 >= R(0)) {
-          bw = safe_div(d43, d43 + d56); bv = R(1) - bw;
-        } else { bv = safe_div(vb, den); bw = safe_div(vc, den); }
+        const bool r1 = (d1 <= R(0)) & (d2 <= R(0));
+        const bool r2_ = (d3 >= R(0)) & (d4 <= d3);
+        const bool r3 = (vc <= R(0)) & (d1 >= R(0)) & (d3 <= R(0));
+        const bool r4 = (d6 >= R(0)) & (d5 <= d6);
+        const bool r5 = (vb <= R(0)) & (d2 >= R(0)) & (d6 <= R(0));
+        const bool r6 = (va <= R(0)) & (d43 >= R(0)) & (d56 >= R(0));
+        R bv = safe_div(vb, den), bw = safe_div(vc, den);
+        const R w6 = safe_div(d43, d43 + d56);
+        bv = r6 ? R(1) - w6 : bv; bw = r6 ? w6 : bw;
+        bv = r5 ? R(0) : bv; bw = r5 ? safe_div(d2, d2 - d6) : bw;
+        bv = r4 ? R(0) : bv; bw = r4 ? R(1) : bw;
+        bv = r3 ? safe_div(d1, d1 - d3) : bv; bw = r3 ? R(0) : bw;
+        bv = r2_ ? R(1) : bv; bw = r2_ ? R(0) : bw;
+        bv = r1 ? R(0) : bv; bw = r1 ? R(0) : bw;
         bv = clampr(bv, R(0), R(1));
         bw = clampr(bw, R(0), R(1) - bv);
         const R bu = R(1) - bv - bw;
         const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
                         x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
                         x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
-        if (dot3(d, d) >= r2) continue;
+"""
+
+#: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
+#: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
+#: closest point, the rest exclusions, the push (one pair).
+_PT_EXACT = _PT_CLOSEST + r"""        if (dot3(d, d) >= r2) continue;
         if (listed(t, v)) continue;
         push(t, v);
 """
@@ -448,11 +487,23 @@ __BUCKET_RUNS__      // the box, corner and sphere tests without branches (flags
         hit[nh] = b0 + q;
         nh += okf[q];
       }
+      // the closest points of those as flags (a loop without branches, vectorized), then
+      // the rest exclusions and the pushes of those near enough
+#pragma clang loop vectorize(enable)
       for (int h = 0; h < nh; ++h) {
-        const int k = hit[h];
-        const int v = ENTRIES[k];
-        const R* x = SPOS + 3 * k;
-__PT_EXACT__      }
+        const R* x = SPOS + 3 * hit[h];
+__PT_CLOSEST__        okf[h] = !(dot3(d, d) >= r2);
+      }
+      int nv = 0;
+      for (int h = 0; h < nh; ++h) {
+        near[nv] = ENTRIES[hit[h]];
+        nv += okf[h];
+      }
+      for (int h = 0; h < nv; ++h) {
+        const int v = near[h];
+        if (listed(t, v)) continue;
+        push(t, v);
+      }
       }
     }
   }
@@ -520,6 +571,10 @@ static void* work(void* arg) {
   int evaluated = 0;
   unsigned char evalf[BLOCK];
   int todo[BLOCK];
+  const int EV = 64;
+  R EV_C[4 * EV], EV_N[3 * EV], EV_D[3 * EV], EV_D0[3 * EV];
+  R EV_SC[EV], EV_SX[EV], EV_BASE[EV], EV_SIGNED[EV];
+  int EV_NEAR[EV], EV_HIT[EV];
   for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
        b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
   const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
@@ -542,17 +597,23 @@ static void* work(void* arg) {
     todo[ne] = b0 + o;
     ne += evalf[o];
   }
-  for (int e = 0; e < ne; ++e) {
-    const int c = todo[e];
-    const int* q = IDX + 4 * c;
-    evaluated += 1;
-    const R* x_ = P + 3 * q[0];
-    const R* a = P + 3 * q[1];
-    const R* b = P + 3 * q[2];
-    const R* cc = P + 3 * q[3];
-    int near = 0;
-    R coef[4], diff[3], dist2, diff0[3] = {Z, Z, Z}, normal[3] = {Z, Z, Z}, side0 = Z;
-    if (edge_pairs == 0) {
+  // the pairs to evaluate in chunks of EV: the geometry of every pair of a chunk without
+  // branches (closest points, side, normal, signed distance, slacks: each value computed
+  // as the one-pair text computes it, the branches' choices made by selects), into EV-long
+  // arrays in a loop the compiler vectorizes; then the slacks written and, pair by pair, the
+  // response (or the fail-safe's flags) of those in contact
+  for (int e0 = 0; e0 < ne; e0 += EV) {
+  const int m_ = ne - e0 < EV ? ne - e0 : EV;
+  const int* td = todo + e0;
+  evaluated += m_;
+  if (edge_pairs == 0) {
+#pragma clang loop vectorize(enable)
+    for (int e = 0; e < m_; ++e) {
+      const int* q = IDX + 4 * td[e];
+      const R* x_ = P + 3 * q[0];
+      const R* a = P + 3 * q[1];
+      const R* b = P + 3 * q[2];
+      const R* cc = P + 3 * q[3];
       // closest point of the triangle (a, b, cc) to x_ (Ericson 2005, 5.1.5)
       const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
       const R ac[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
@@ -563,105 +624,157 @@ static void* work(void* arg) {
       const R vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
       const R den = va + vb + vc;
       const R d43 = d4 - d3, d56 = d5 - d6;
-      R bv = Z, bw = Z;
-      int face = 0;
-      if (d1 <= Z && d2 <= Z) { bv = Z; bw = Z; }
-      else if (d3 >= Z && d4 <= d3) { bv = ONE; bw = Z; }
-      else if (vc <= Z && d1 >= Z && d3 <= Z) { bv = safe_div(d1, d1 - d3); bw = Z; }
-      else if (d6 >= Z && d5 <= d6) { bv = Z; bw = ONE; }
-      else if (vb <= Z && d2 >= Z && d6 <= Z) { bv = Z; bw = safe_div(d2, d2 - d6); }
-      else if (va <= Z && d43 >= Z && d56 >= Z) { bw = safe_div(d43, d43 + d56); bv = ONE - bw; }
-      else { bv = safe_div(vb, den); bw = safe_div(vc, den); if (den > Z) face = 1; }
+      const bool r1 = (d1 <= Z) & (d2 <= Z);
+      const bool r2 = (d3 >= Z) & (d4 <= d3);
+      const bool r3 = (vc <= Z) & (d1 >= Z) & (d3 <= Z);
+      const bool r4 = (d6 >= Z) & (d5 <= d6);
+      const bool r5 = (vb <= Z) & (d2 >= Z) & (d6 <= Z);
+      const bool r6 = (va <= Z) & (d43 >= Z) & (d56 >= Z);
+      const bool face = !(r1 | r2 | r3 | r4 | r5 | r6) & (den > Z);
+      R bv = safe_div(vb, den), bw = safe_div(vc, den);
+      const R w6 = safe_div(d43, d43 + d56);
+      bv = r6 ? ONE - w6 : bv; bw = r6 ? w6 : bw;
+      bv = r5 ? Z : bv; bw = r5 ? safe_div(d2, d2 - d6) : bw;
+      bv = r4 ? Z : bv; bw = r4 ? ONE : bw;
+      bv = r3 ? safe_div(d1, d1 - d3) : bv; bw = r3 ? Z : bw;
+      bv = r2 ? ONE : bv; bw = r2 ? Z : bw;
+      bv = r1 ? Z : bv; bw = r1 ? Z : bw;
       bv = clampr(bv, Z, ONE);
       bw = clampr(bw, Z, ONE - bv);
       const R bu = ONE - bv - bw;
+      R diff[3];
       for (int k = 0; k < 3; ++k) diff[k] = x_[k] - ((a[k] * bu + b[k] * bv) + cc[k] * bw);
-      dist2 = dot3(diff, diff);
-      coef[0] = ONE; coef[1] = -bu; coef[2] = -bv; coef[3] = -bw;
-      if (dist2 < band2) {
-        near = 2;
-        const R* p0 = X0 + 3 * q[0];
-        const R* a0 = X0 + 3 * q[1];
-        const R* b0 = X0 + 3 * q[2];
-        const R* c0 = X0 + 3 * q[3];
-        for (int k = 0; k < 3; ++k) diff0[k] = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
-        const R ba[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        const R ca[3] = {cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
-        const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
-        const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
-        R m[3], m0[3];
-        cross3(ba, ca, m);
-        cross3(ba0, ca0, m0);
-        if (face != 0) {
-          const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
-          side0 = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
-        }
-        const R len = __SQRT__(dot3(m, m));
-        if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
+      const R dist2 = dot3(diff, diff);
+      const bool near2 = dist2 < band2;
+      const R* p0 = X0 + 3 * q[0];
+      const R* a0 = X0 + 3 * q[1];
+      const R* b0 = X0 + 3 * q[2];
+      const R* c0 = X0 + 3 * q[3];
+      R diff0[3];
+      for (int k = 0; k < 3; ++k) {
+        const R d0 = p0[k] - ((a0[k] * bu + b0[k] * bv) + c0[k] * bw);
+        diff0[k] = near2 ? d0 : Z;
       }
-    } else {
-      // closest points of the segments (x_, a) and (b, cc) (Ericson 2005, 5.1.9)
-      const R* p1 = x_;
-      const R* p2 = a;
-      const R* q1 = b;
-      const R* q2 = cc;
+      const R ba0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
+      const R ca0[3] = {c0[0] - a0[0], c0[1] - a0[1], c0[2] - a0[2]};
+      R m[3], m0[3];
+      cross3(ab, ac, m);
+      cross3(ba0, ca0, m0);
+      const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
+      const R side_f = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
+      const R side0 = (near2 & face) ? side_f : Z;
+      const R len = __SQRT__(dot3(m, m));
+      R normal[3];
+      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
+      // contact normal on A's start side and the signed distance along it
+      const R dist = __SQRT__(dist2);
+      const bool by_diff = dist > R(1e-9) * t;
+      R n[3];
+      for (int k = 0; k < 3; ++k)
+        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
+      const R signed_ = dot3(n, diff);
+      // what the evaluation found: slacks and the moved base
+      const R u = __SQRT__(dist2);
+      const int nr = near2 ? 2 : 0;
+      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
+      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
+      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      EV_BASE[e] = l01 < l23 ? l01 : l23;
+      EV_SIGNED[e] = signed_;
+      for (int k = 0; k < 3; ++k) {
+        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
+      }
+      EV_NEAR[e] = near2 ? 2 : 0;
+      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -bv; EV_C[4 * e + 3] = -bw;
+    }
+  } else {
+#pragma clang loop vectorize(enable)
+    for (int e = 0; e < m_; ++e) {
+      const int* q = IDX + 4 * td[e];
+      // closest points of the segments (p1, p2) and (q1, q2) (Ericson 2005, 5.1.9)
+      const R* p1 = P + 3 * q[0];
+      const R* p2 = P + 3 * q[1];
+      const R* q1 = P + 3 * q[2];
+      const R* q2 = P + 3 * q[3];
       const R e1[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
       const R e2[3] = {q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]};
       const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
       const R A = dot3(e1, e1), E = dot3(e2, e2), F = dot3(e2, rr), C = dot3(e1, rr);
       const R B = dot3(e1, e2);
       const R den = A * E - B * B;
-      // (selects instead of branches: the same values, without mispredictions)
       const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), Z, ONE) : Z;
       R t2 = safe_div(B * s0 + F, E);
       const R s = t2 < Z ? clampr(safe_div(-C, A), Z, ONE)
                          : (t2 > ONE ? clampr(safe_div(B - C, A), Z, ONE) : s0);
       t2 = clampr(t2, Z, ONE);
+      R diff[3];
       for (int k = 0; k < 3; ++k) diff[k] = (p1[k] + e1[k] * s) - (q1[k] + e2[k] * t2);
-      dist2 = dot3(diff, diff);
-      coef[0] = ONE - s; coef[1] = s; coef[2] = t2 - ONE; coef[3] = -t2;
-      if (dist2 < band2) {
-        near = 1;
-        if (!(s <= interior || s >= hi_s || t2 <= interior || t2 >= hi_s)) {
-          near = 2;
-          const R* x1 = X0 + 3 * q[0];
-          const R* x2 = X0 + 3 * q[1];
-          const R* y1 = X0 + 3 * q[2];
-          const R* y2 = X0 + 3 * q[3];
-          const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
-          const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
-          for (int k = 0; k < 3; ++k) diff0[k] = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
-          R m[3], m0[3];
-          cross3(e1, e2, m);
-          cross3(f1, f2, m0);
-          const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
-          side0 = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
-          const R len = __SQRT__(dot3(m, m));
-          if (len > Z) for (int k = 0; k < 3; ++k) normal[k] = m[k] / len;
-        }
+      const R dist2 = dot3(diff, diff);
+      const bool in_band = dist2 < band2;
+      const bool near2 = in_band & !((s <= interior) | (s >= hi_s) | (t2 <= interior)
+                                     | (t2 >= hi_s));
+      const R* x1 = X0 + 3 * q[0];
+      const R* x2 = X0 + 3 * q[1];
+      const R* y1 = X0 + 3 * q[2];
+      const R* y2 = X0 + 3 * q[3];
+      const R f1[3] = {x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]};
+      const R f2[3] = {y2[0] - y1[0], y2[1] - y1[1], y2[2] - y1[2]};
+      R diff0[3];
+      for (int k = 0; k < 3; ++k) {
+        const R d0 = (x1[k] + f1[k] * s) - (y1[k] + f2[k] * t2);
+        diff0[k] = near2 ? d0 : Z;
       }
-    }
-    // contact normal on A's start side and the signed distance along it
-    R n[3] = {normal[0] * side0, normal[1] * side0, normal[2] * side0};
-    if (side0 == Z) {
+      R m[3], m0[3];
+      cross3(e1, e2, m);
+      cross3(f1, f2, m0);
+      const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
+      const R side_f = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
+      const R side0 = near2 ? side_f : Z;
+      const R len = __SQRT__(dot3(m, m));
+      R normal[3];
+      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
+      // contact normal on A's start side and the signed distance along it
       const R dist = __SQRT__(dist2);
-      n[0] = normal[0]; n[1] = normal[1]; n[2] = normal[2];
-      if (dist > R(1e-9) * t) for (int k = 0; k < 3; ++k) n[k] = diff[k] / dist;
+      const bool by_diff = dist > R(1e-9) * t;
+      R n[3];
+      for (int k = 0; k < 3; ++k)
+        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
+      const R signed_ = dot3(n, diff);
+      // what the evaluation found: slacks and the moved base
+      const R u = __SQRT__(dist2);
+      const int nr = near2 ? 2 : (in_band ? 1 : 0);
+      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
+      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
+      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      EV_BASE[e] = l01 < l23 ? l01 : l23;
+      EV_SIGNED[e] = signed_;
+      for (int k = 0; k < 3; ++k) {
+        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
+      }
+      EV_NEAR[e] = near2 ? 2 : (in_band ? 1 : 0);
+      EV_C[4 * e] = ONE - s; EV_C[4 * e + 1] = s; EV_C[4 * e + 2] = t2 - ONE;
+      EV_C[4 * e + 3] = -t2;
     }
-    const R signed_ = dot3(n, diff);
-    // what the evaluation found: slacks and the moved base
-    const R u = __SQRT__(dist2);
-    R sc = u - band, sx = u - band;
-    if (near == 2) { sc = signed_ - t; sx = u; if (signed_ < Z) sx = R(-1e30); }
-    else if (near == 1) { sc = u - t; sx = u; }
-    SC[c] = sc;
-    SX[c] = sx;
-    R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-    R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-    BASE[c] = l01 < l23 ? l01 : l23;
+  }
+  // the slacks and bases; then the pairs in contact (or, for the fail-safe, on the wrong side)
+  int nc = 0;
+  for (int e = 0; e < m_; ++e) {
+    const int c = td[e];
+    SC[c] = EV_SC[e];
+    SX[c] = EV_SX[e];
+    BASE[c] = EV_BASE[e];
+    EV_HIT[nc] = e;
+    nc += (EV_NEAR[e] == 2) & (EV_SIGNED[e] < (CROSSING ? Z : t));
+  }
+  for (int h = 0; h < nc; ++h) {
+    const int e = EV_HIT[h];
+    const int c = td[e];
+    const int* q = IDX + 4 * c;
+    const R signed_ = EV_SIGNED[e];
     if (CROSSING) {
       // fail-safe: flag the free, not yet reverted particles of a pair on the wrong side
-      if (near != 2 || signed_ >= Z) continue;
       const int epoch = ST[__ST_EPOCH__];
       for (int k = 0; k < 4; ++k) {
         const int i = q[k];
@@ -672,8 +785,10 @@ static void* work(void* arg) {
       }
       continue;
     }
-    ACT[c] = 0;
-    if (near != 2 || signed_ >= t) continue;
+    const R* coef = EV_C + 4 * e;
+    const R* n = EV_N + 3 * e;
+    const R* diff = EV_D + 3 * e;
+    const R* diff0 = EV_D0 + 3 * e;
     // response: push-out along n less friction, over the inverse-mass-weighted coefficients
     R w[4];
     for (int k = 0; k < 4; ++k) w[k] = IM[q[k]] * coef[k];
@@ -701,6 +816,7 @@ static void* work(void* arg) {
       }
     }
     J->contacts += 1;
+  }
   }
   }
   J->evaluated = evaluated;
@@ -1044,7 +1160,13 @@ const R* WC = (const R*)wc.data;
 const int* CNT = (const int*)cnt.data;
 R* CORR = (R*)corr.data;
 R* DP = (R*)dp.data;
-for (int c = 0; c < n_pairs; ++c) {
+// in list order; runs of 32 pairs without a contact are passed over by one test
+for (int c0 = 0; c0 < n_pairs; c0 += 32) {
+const int c1 = c0 + 32 < n_pairs ? c0 + 32 : n_pairs;
+int any = 0;
+for (int c = c0; c < c1; ++c) any |= ACT[c];
+if (any == 0) continue;
+for (int c = c0; c < c1; ++c) {
   if (ACT[c] == 0) continue;
   const int* q = IDX + 4 * c;
   const R* w = WC + 4 * c;
@@ -1058,6 +1180,7 @@ for (int c = 0; c < n_pairs; ++c) {
       for (int j = 0; j < 3; ++j) DP[3 * q[k] + j] = DP[3 * q[k] + j] + share[j] * w[k];
     }
   }
+}
 }
 """
 
@@ -1198,6 +1321,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         text = text.replace("__BUCKET_RUNS__", _BUCKET_RUNS)
         text = text.replace("__RUN_IF__", run_if)
         text = text.replace("__PT_EXACT__", _PT_EXACT)
+        text = text.replace("__PT_CLOSEST__", _PT_CLOSEST)
         text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
         text = text.replace("__OWNERS__", owners).replace("__TAG__", f"{tag}_{precision}")
@@ -1226,8 +1350,9 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                sedge: wp.array(dtype=i32), sreach: wp.array(dtype=scalar), threads: int):
         """``ee_edges`` of every edge, in blocks on ``threads`` POSIX threads
         (``spos``, ``shalf``: the edge grid's midpoints and half extents in entry order;
-        ``sedge`` (3 M,), ``sreach`` (M,): scratch, the entries' ends, moving flags and
-        bounding-sphere radii in entry order)."""
+        ``sedge`` (3 M,), ``sreach`` (13 M,): scratch, the entries' ends, moving flags,
+        bounding-sphere radii, first ends, directions, midpoints and half extents in entry
+        order)."""
         ee_search(ref, edges, mover, radius_a, mid, half, maxhalf, gf, gi, mask, start,
                   entries, excl_start, excluded, state, slots, cnt, keys, need, spos, shalf,
                   sedge, sreach, threads)
