@@ -7,7 +7,7 @@ saved (``--states FILE.npz`` keeps them for later runs). From each saved state, 
 one process, each backend in a fresh solver runs one untimed frame (so its candidate lists are
 as warm as in a continuous run), then the timed frames:
 
-* numpy: the constraint solve (stretch, shear and bend colors, tethers) and the phases of the
+* numpy: the constraint solve (stretch, shear and bend colors, the strain limit, tethers) and the phases of the
   self-collision stage, list maintenance (grid and candidate search, full builds and partial
   updates) and narrow phase (point-triangle and edge-edge passes, fail-safe);
 * Warp CPU: the recorded frame replayed as a graph with self-collision on and off (the whole
@@ -63,10 +63,10 @@ from pbdcloth.solver import ClothSolver
 
 #: The constraint projections the numpy backend calls (pbdcloth.constraints), timed as "solve".
 CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "project_bend_pbd",
-                        "project_bend_xpbd", "project_tethers")
+                        "project_bend_xpbd", "project_strain_limit", "project_tethers")
 #: Warp kernels of the constraint solve (the CPU path's lane kernels carry "_lanes").
-WARP_SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "tethers",
-              "zero_scalars")
+WARP_SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "distance_limit",
+              "distance_unilateral", "tethers", "zero_scalars")
 #: Phases of the Warp self-collision stage: kernel names (the CPU's native loops carry
 #: "_all"), list maintenance first, then the narrow phase.
 WARP_PHASES = {
