@@ -516,6 +516,35 @@ __PT_CLOSEST__        okf[h] = !(dot3(d, d) >= r2);
 # :mod:`.selfcollision_kernels`, every pair in list order on one thread): the same skipping,
 # geometry, contact normal, slack bookkeeping and response, the same operations in the same
 # order.
+_EVAL_TAIL = r"""      const R len = __SQRT__(dot3(m, m));
+      R normal[3];
+      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
+      // contact normal on A's start side and the signed distance along it
+      const R dist = __SQRT__(dist2);
+      const bool by_diff = dist > R(1e-9) * t;
+      R n[3];
+      for (int k = 0; k < 3; ++k)
+        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
+      const R signed_ = dot3(n, diff);
+      // what the evaluation found: slacks and the moved base
+      const R u = __SQRT__(dist2);
+      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
+      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
+      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
+      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
+      EV_BASE[e] = l01 < l23 ? l01 : l23;
+      EV_SIGNED[e] = signed_;
+      for (int k = 0; k < 3; ++k) {
+        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
+      }
+      EV_NEAR[e] = nr;
+"""
+"""The end of a pair's evaluation, the same for point-triangle and edge-edge pairs (each
+branch sets ``nr``, 2 near, 1 in the band, 0 beyond, before it): the contact normal on the
+start side, the signed distance, the slacks and the moved base, written to the chunk's
+scratch ``EV_*``."""
+
+
 _PAIRS = r"""
 void pbd_pairs___TAG__(void** ptrs, const __REAL__* reals, const int* ints);
 void* pbd_ptrs[] = {(void*)state.data, (void*)p.data, (void*)x0.data, (void*)inv_mass.data,
@@ -663,30 +692,8 @@ static void* work(void* arg) {
       const R pa0[3] = {p0[0] - a0[0], p0[1] - a0[1], p0[2] - a0[2]};
       const R side_f = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
       const R side0 = (near2 & face) ? side_f : Z;
-      const R len = __SQRT__(dot3(m, m));
-      R normal[3];
-      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
-      // contact normal on A's start side and the signed distance along it
-      const R dist = __SQRT__(dist2);
-      const bool by_diff = dist > R(1e-9) * t;
-      R n[3];
-      for (int k = 0; k < 3; ++k)
-        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
-      const R signed_ = dot3(n, diff);
-      // what the evaluation found: slacks and the moved base
-      const R u = __SQRT__(dist2);
       const int nr = near2 ? 2 : 0;
-      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
-      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
-      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-      EV_BASE[e] = l01 < l23 ? l01 : l23;
-      EV_SIGNED[e] = signed_;
-      for (int k = 0; k < 3; ++k) {
-        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
-      }
-      EV_NEAR[e] = near2 ? 2 : 0;
-      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -bv; EV_C[4 * e + 3] = -bw;
+__EVAL_TAIL__      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -bv; EV_C[4 * e + 3] = -bw;
     }
   } else {
 #pragma clang loop vectorize(enable)
@@ -731,30 +738,8 @@ static void* work(void* arg) {
       const R xy[3] = {x1[0] - y1[0], x1[1] - y1[1], x1[2] - y1[2]};
       const R side_f = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
       const R side0 = near2 ? side_f : Z;
-      const R len = __SQRT__(dot3(m, m));
-      R normal[3];
-      for (int k = 0; k < 3; ++k) normal[k] = (near2 & (len > Z)) ? m[k] / len : Z;
-      // contact normal on A's start side and the signed distance along it
-      const R dist = __SQRT__(dist2);
-      const bool by_diff = dist > R(1e-9) * t;
-      R n[3];
-      for (int k = 0; k < 3; ++k)
-        n[k] = side0 == Z ? (by_diff ? diff[k] / dist : normal[k]) : normal[k] * side0;
-      const R signed_ = dot3(n, diff);
-      // what the evaluation found: slacks and the moved base
-      const R u = __SQRT__(dist2);
       const int nr = near2 ? 2 : (in_band ? 1 : 0);
-      EV_SC[e] = nr == 2 ? signed_ - t : (nr == 1 ? u - t : u - band);
-      EV_SX[e] = nr == 2 ? (signed_ < Z ? R(-1e30) : u) : (nr == 1 ? u : u - band);
-      R l01 = MOVED[q[0]] < MOVED[q[1]] ? MOVED[q[0]] : MOVED[q[1]];
-      R l23 = MOVED[q[2]] < MOVED[q[3]] ? MOVED[q[2]] : MOVED[q[3]];
-      EV_BASE[e] = l01 < l23 ? l01 : l23;
-      EV_SIGNED[e] = signed_;
-      for (int k = 0; k < 3; ++k) {
-        EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
-      }
-      EV_NEAR[e] = near2 ? 2 : (in_band ? 1 : 0);
-      EV_C[4 * e] = ONE - s; EV_C[4 * e + 1] = s; EV_C[4 * e + 2] = t2 - ONE;
+__EVAL_TAIL__      EV_C[4 * e] = ONE - s; EV_C[4 * e + 1] = s; EV_C[4 * e + 2] = t2 - ONE;
       EV_C[4 * e + 3] = -t2;
     }
   }
@@ -1484,7 +1469,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                     if not crossing else
                     "nullptr, nullptr, nullptr, nullptr, nullptr, (void*)flag.data, "
                     "(void*)reverted.data, nullptr, nullptr")
-        text = _PAIRS.replace("__POINTERS__", pointers).replace("__PTHREAD__", _PTHREAD)
+        text = _PAIRS.replace("__EVAL_TAIL__", _EVAL_TAIL)
+        text = text.replace("__POINTERS__", pointers).replace("__PTHREAD__", _PTHREAD)
         if crossing:
             head = "const __REAL__ pbd_reals[] = {t, band, mu,"
             text = text.replace(head, "const __REAL__ mu = 0;\n" + head)
