@@ -7,9 +7,10 @@ saved (``--states FILE.npz`` keeps them for later runs). From each saved state, 
 one process, each backend in a fresh solver runs one untimed frame (so its candidate lists are
 as warm as in a continuous run), then the timed frames:
 
-* numpy: the constraint solve (stretch, shear and bend colors, the strain limit, tethers) and the phases of the
-  self-collision stage, list maintenance (grid and candidate search, full builds and partial
-  updates) and narrow phase (point-triangle and edge-edge passes, fail-safe);
+* numpy: the constraint solve (stretch, shear and bend colors, the strain limit, tethers) and
+  the phases of the self-collision stage, list maintenance (grid and candidate search, full
+  builds and partial updates) and narrow phase (point-triangle and edge-edge passes,
+  fail-safe);
 * Warp CPU: the recorded frame replayed as a graph with self-collision on and off (the whole
   substep, what production pays), and the same frame replayed launch by launch, each launch
   timed and summed by phase (:data:`WARP_PHASES`: constraint solve; list maintenance: clamp,

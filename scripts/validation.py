@@ -129,8 +129,8 @@ def catenary(profile: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Row:
     return Row("catenary: strip 2 m long, 1.5 m span, XPBD 40 x 20 + tethers",
                f"y = a cosh(x / a), a = {a:.4f} m, sag {sag:.4f} m",
                f"sag {-mid[:, 1].min():.4f} m", dev, 0.01,
-               "largest distance of the centre line from the curve, over the span; the strip has 2 cm "
-               "of width")
+               "largest distance of the centre line from the curve, over the span; the strip "
+               "has 2 cm of width")
 
 
 def _tilted(tan_theta: float, frames: int = 12) -> tuple[float, float]:

@@ -537,8 +537,7 @@ _EVAL_TAIL = r"""      const R len = __SQRT__(dot3(m, m));
       for (int k = 0; k < 3; ++k) {
         EV_N[3 * e + k] = n[k]; EV_D[3 * e + k] = diff[k]; EV_D0[3 * e + k] = diff0[k];
       }
-      EV_NEAR[e] = nr;
-"""
+      EV_NEAR[e] = nr;"""
 """The end of a pair's evaluation, the same for point-triangle and edge-edge pairs (each
 branch sets ``nr``, 2 near, 1 in the band, 0 beyond, before it): the contact normal on the
 start side, the signed distance, the slacks and the moved base, written to the chunk's
@@ -693,7 +692,8 @@ static void* work(void* arg) {
       const R side_f = sgn(dot3(pa0, m0)) * sgn(dot3(m0, m));
       const R side0 = (near2 & face) ? side_f : Z;
       const int nr = near2 ? 2 : 0;
-__EVAL_TAIL__      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -bv; EV_C[4 * e + 3] = -bw;
+__EVAL_TAIL__
+      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -bv; EV_C[4 * e + 3] = -bw;
     }
   } else {
 #pragma clang loop vectorize(enable)
@@ -739,7 +739,8 @@ __EVAL_TAIL__      EV_C[4 * e] = ONE; EV_C[4 * e + 1] = -bu; EV_C[4 * e + 2] = -
       const R side_f = sgn(dot3(xy, m0)) * sgn(dot3(m0, m));
       const R side0 = near2 ? side_f : Z;
       const int nr = near2 ? 2 : (in_band ? 1 : 0);
-__EVAL_TAIL__      EV_C[4 * e] = ONE - s; EV_C[4 * e + 1] = s; EV_C[4 * e + 2] = t2 - ONE;
+__EVAL_TAIL__
+      EV_C[4 * e] = ONE - s; EV_C[4 * e + 1] = s; EV_C[4 * e + 2] = t2 - ONE;
       EV_C[4 * e + 3] = -t2;
     }
   }
