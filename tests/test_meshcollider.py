@@ -233,16 +233,14 @@ def test_the_sweep_checks_find_a_limb_that_nobody_stops() -> None:
 
 
 # --- Must show: a spike under a sheet -------------------------------------------------------
-def _spike(monkeypatch: pytest.MonkeyPatch | None, backend: str = "numpy"
-           ) -> tuple[float, int]:
-    """A cone (base radius 1 cm, far below the sheet's 5 cm edges) pushed up at 1 m/s for a
-    quarter of a second under a sheet pinned along its border (its tip 12 cm above the sheet's
-    plane at the end), then held for 10 frames, its tip under a cloth triangle, away from the
-    triangle's vertices. Returns how far the tip ended below the sheet [m] (negative: above
-    it) and the tip path's crossings of the cloth over every substep."""
+def _sheet_and_cone() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A 1 m sheet of 21 x 21 points at y = 0.5 (its triangles, and its border to pin) and a
+    cone of 1 cm base radius, 12 cm tall, its base at y = 0 and its tip inside a cloth
+    triangle, away from the triangle's vertices and edges: (positions, triangles, border,
+    cone vertices (ring of 8, tip, base centre), cone triangles)."""
     pos, tris = grid(21, 21, 1.0, 1.0, plane="xz", origin=(-0.5, 0.5, -0.5))
     border = np.flatnonzero((np.abs(pos[:, 0]) > 0.5 - 1e-9) | (np.abs(pos[:, 2]) > 0.5 - 1e-9))
-    tip_xz = np.array([0.012, 0.031])  # inside a triangle, away from its vertices and edges
+    tip_xz = np.array([0.012, 0.031])
     ring = 8
     ang = 2 * np.pi * np.arange(ring) / ring
     base = np.stack([tip_xz[0] + 0.01 * np.cos(ang), np.zeros(ring),
@@ -250,6 +248,17 @@ def _spike(monkeypatch: pytest.MonkeyPatch | None, backend: str = "numpy"
     cone = np.concatenate([base, [[tip_xz[0], 0.12, tip_xz[1]], [tip_xz[0], 0.0, tip_xz[1]]]])
     cone_t = np.array([[k, (k + 1) % ring, ring] for k in range(ring)]
                       + [[(k + 1) % ring, k, ring + 1] for k in range(ring)])
+    return pos, tris, border, cone, cone_t
+
+
+def _spike(monkeypatch: pytest.MonkeyPatch | None, backend: str = "numpy"
+           ) -> tuple[float, int]:
+    """A cone (base radius 1 cm, far below the sheet's 5 cm edges) pushed up at 1 m/s for a
+    quarter of a second under a sheet pinned along its border (its tip 12 cm above the sheet's
+    plane at the end), then held for 10 frames, its tip under a cloth triangle, away from the
+    triangle's vertices. Returns how far the tip ended below the sheet [m] (negative: above
+    it) and the tip path's crossings of the cloth over every substep."""
+    pos, tris, border, cone, cone_t = _sheet_and_cone()
 
     per_step, steps = substep_runner(backend, 10)
 
@@ -270,7 +279,7 @@ def _spike(monkeypatch: pytest.MonkeyPatch | None, backend: str = "numpy"
     states = record_substeps(solver) if backend == "numpy" else []
     crossings = 0
     x_prev = pos.copy()
-    tip = ring
+    tip = cone.shape[0] - 2  # after the base ring
     for f in range(1, 16 * steps + 1):
         states.clear()
         solver.step(1.0 / (FPS * steps))
@@ -753,20 +762,12 @@ def _spike_under_a_ceiling(backend: BackendCase, monkeypatch: pytest.MonkeyPatch
     from the substep's start). ``monkeypatch``: the re-check turned off (numpy: ``recheck``;
     Warp: its launch left out). Returns the cloth vertices above the plate at each of 12 frame
     ends."""
-    pos, tris = grid(21, 21, 1.0, 1.0, plane="xz", origin=(-0.5, 0.5, -0.5))
-    border = np.flatnonzero((np.abs(pos[:, 0]) > 0.5 - 1e-9) | (np.abs(pos[:, 2]) > 0.5 - 1e-9))
-    tip_xz, ring = np.array([0.012, 0.031]), 8  # the tip inside a cloth triangle
-    ang = 2 * np.pi * np.arange(ring) / ring
-    base = np.stack([tip_xz[0] + 0.01 * np.cos(ang), np.zeros(ring),
-                     tip_xz[1] + 0.01 * np.sin(ang)], axis=1)
-    cone = np.concatenate([base, [[tip_xz[0], 0.12, tip_xz[1]], [tip_xz[0], 0.0, tip_xz[1]]]])
+    pos, tris, border, cone, cone_t = _sheet_and_cone()
     ceiling = 0.5 + 0.012
     plate = np.array([[-0.3, ceiling, -0.3], [0.3, ceiling, -0.3], [0.3, ceiling, 0.3],
                       [-0.3, ceiling, 0.3]])
     n = cone.shape[0]
-    triangles = np.array([[k, (k + 1) % ring, ring] for k in range(ring)]
-                         + [[(k + 1) % ring, k, ring + 1] for k in range(ring)]
-                         + [[n, n + 1, n + 2], [n, n + 2, n + 3]])
+    triangles = np.concatenate([cone_t, [[n, n + 1, n + 2], [n, n + 2, n + 3]]])
     low, high = 0.5 - 0.15, 0.5 + 0.01 - 0.12  # the cone's base: the tip 3 cm below, 1 cm above
 
     def frames(k: int) -> np.ndarray:
