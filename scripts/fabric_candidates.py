@@ -47,14 +47,13 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "hierarchy, pbd 10 x 1": {"hierarchy": True, **OFF},
     "hierarchy, pbd 20 x 1": {"hierarchy": True, "substeps": 20, **OFF},
     "hierarchy, pbd 10 x 2": {"hierarchy": True, "iterations": 2, **OFF},
-    "plain + limit 1 % x 2, pbd 10 x 1": {"hierarchy": False},
-    "hierarchy + limit 1 % x 1, pbd 10 x 1": {"strain_limit_passes": 1},
-    "hierarchy + limit 1 % x 2, pbd 10 x 1 (default)": {},
-    "hierarchy + limit 1 % x 4, pbd 10 x 1": {"strain_limit_passes": 4},
-    "hierarchy + limit 1 % x 8, pbd 10 x 1": {"strain_limit_passes": 8},
-    "hierarchy + limit 0.5 % x 4, pbd 10 x 1": {"strain_limit": 0.005,
-                                                "strain_limit_passes": 4},
-    "hierarchy + limit 1 % x 2, pbd 20 x 1": {"substeps": 20},
+    "plain + limit 1 %, pbd 10 x 1": {"hierarchy": False},
+    "hierarchy + limit 1 % <= 1 sweep, pbd 10 x 1": {"strain_limit_passes": 1},
+    "hierarchy + limit 1 % <= 2 sweeps, pbd 10 x 1": {"strain_limit_passes": 2},
+    "hierarchy + limit 1 % <= 4 sweeps, pbd 10 x 1": {"strain_limit_passes": 4},
+    "hierarchy + limit 1 % <= 8 sweeps, pbd 10 x 1": {"strain_limit_passes": 8},
+    "hierarchy + limit 1 % <= 16 sweeps, pbd 10 x 1 (default)": {},
+    "hierarchy + limit 1 % <= 16 sweeps, pbd 20 x 1": {"substeps": 20},
 }
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 
 from pbdcloth.scenes.cloth import SCENES, Scene  # noqa: E402
-from pbdcloth.solver import ClothSolver  # noqa: E402
 
 
 def run(scene: Scene, frames: int) -> tuple[float, int, float, float]:

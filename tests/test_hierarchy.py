@@ -120,11 +120,12 @@ def test_catenary_on_the_closed_form_within_one_percent_of_span() -> None:
 
 
 def test_catenary_at_the_default_solve(backend: BackendCase) -> None:
-    """The same strip at the default solve (PBD 10 x 1, the hierarchy, the strain limit 1 % x 2;
-    damping only to settle it) settles within 1 % of the span of the closed-form catenary
-    (measured 0.58 % on numpy and Warp) and its edges within 1.4 % of their rest length
-    (measured 1.24 %, at the pins; 1.64 % without the strain limit). Without the hierarchy and
-    the limit it hangs 8.3 % of the span off the curve."""
+    """The same strip at the default solve (PBD 10 x 1, the hierarchy, the strain limit 1 %
+    swept until every edge is within it; damping only to settle it) settles within 1 % of the
+    span of the closed-form catenary (measured 0.57 % on numpy) with every edge within 1 % of
+    its rest length (+ 1e-6 for float32 lengths on Warp; measured 1.000 %, at the pins: the
+    limit holds them there). With two sweeps, as before, the edges reached 1.24 %; without the
+    hierarchy and the limit the strip hangs 8.3 % of the span off the curve."""
     settings = backend.cloth_settings(damping=2.0)
     errors, strains = {}, {}
     for name, s in (("default", settings),
@@ -135,7 +136,25 @@ def test_catenary_at_the_default_solve(backend: BackendCase) -> None:
         errors[name] = catenary_error(solver, 100, 2.0, 1.5)
         strains[name] = solver.max_strain()
     assert errors["default"] < 0.01 < errors["plain"], (errors, strains)
-    assert strains["default"] < 0.014, (errors, strains)
+    assert strains["default"] < 0.01 + 1e-6 < strains["plain"], (errors, strains)
+
+
+@pytest.mark.slow
+def test_ten_thousand_particle_sheet_is_fabric_at_the_default_solve(
+        backend: BackendCase) -> None:
+    """100 x 100 sheet (1 m) hanging from its two top corners at the default solve (PBD
+    10 x 1, the hierarchy, the strain limit swept until every edge is within 1 %), 36 frames:
+    no edge is ever more than 1 % (+ 1e-6 for float32 lengths) long at a frame's end (measured
+    1.000 %). Two sweeps, the limit's count before, leave 1.7 %."""
+    worst = {}
+    for passes in (2, 16):
+        solver = _sheet(100, [0, 99], damping=0.5, strain_limit_passes=passes,
+                        **backend.settings)
+        worst[passes] = 0.0
+        for _ in range(36):
+            solver.step(1 / 24)
+            worst[passes] = max(worst[passes], solver.max_strain())
+    assert worst[16] < 0.01 + 1e-6 < 0.015 < worst[2], worst
 
 
 def test_slack_lets_the_coarse_scales_stretch() -> None:

@@ -11,7 +11,7 @@ from pbdcloth import ClothSettings, ClothSolver
 from pbdcloth.backends.reference import ReferenceBackend
 from pbdcloth.cloth.mesh import grid
 from pbdcloth.constraints.distance import distance_colors
-from pbdcloth.constraints.strain_limit import project_strain_limit
+from pbdcloth.constraints.strain_limit import limit_target, project_strain_limit
 
 if TYPE_CHECKING:
     from conftest import BackendCase
@@ -29,25 +29,26 @@ def _corner(settings: ClothSettings) -> ClothSolver:
 def test_a_hanging_corner_settles_where_both_edges_reach_the_limit(
         backend: BackendCase, limit: float) -> None:
     """With no stretch constraint (PBD stretch stiffness 0) only the limit holds the corner:
-    each pass shortens its two 0.5 m edges to (1 + s) 0.5 m, so it settles at depth
-    sqrt(((1 + s) 0.5)^2 - 0.3^2), the closed form. Alternating passes over two edges end at
-    some point of the lens both allow, not at its lowest point (that would take Dykstra's
-    algorithm), so each substep's fall h^2 g = 0.17 mm is taken back to within a quarter of
-    it (measured 0.02 mm); no edge ends more than 1e-6 past the limit."""
+    an edge past (1 + s) 0.5 m is shortened to t 0.5 m (t = 1 + s - 1e-4), so the corner
+    settles between the depths sqrt((t 0.5)^2 - 0.3^2) and sqrt(((1 + s) 0.5)^2 - 0.3^2), the
+    closed forms. Alternating sweeps over two edges end at some point of the lens both allow,
+    not at its lowest point (that would take Dykstra's algorithm), so the band is widened by a
+    quarter of each substep's fall h^2 g = 0.17 mm (measured 0.02 mm below the target's depth
+    at s = 2 %); no edge ends more than 1e-6 past the limit, the sweeps having stopped."""
     settings = backend.cloth_settings(model="pbd", stretch_stiffness=0.0, damping=20.0,
-                                      strain_limit=limit, strain_limit_passes=4,
-                                      hierarchy=False)
+                                      strain_limit=limit, hierarchy=False)
     free = _corner(settings.replace(strain_limit=0.0))
     limited = _corner(settings)
     for _ in range(96):
         free.step(1 / 24)
         limited.step(1 / 24)
-    length = (1.0 + limit) * np.hypot(A, B)
-    exact = np.sqrt(length ** 2 - A ** 2)
+    half_base, edge = A, np.hypot(A, B)
+    deepest = np.sqrt(((1.0 + limit) * edge) ** 2 - half_base ** 2)
+    shallowest = np.sqrt((limit_target(limit) * edge) ** 2 - half_base ** 2)
     depth = -float(limited.positions[2, 1])
-    assert -float(free.positions[2, 1]) > exact + 1.0       # the limit is what holds it
+    assert -float(free.positions[2, 1]) > deepest + 1.0       # the limit is what holds it
     fall = 9.81 * (1 / 240) ** 2
-    assert abs(depth - exact) < 0.25 * fall, (depth, exact)
+    assert shallowest - 0.25 * fall < depth < deepest + 0.25 * fall, (depth, shallowest, deepest)
     assert limit - 1e-3 < limited.max_strain() < limit + 1e-6
 
 
@@ -81,8 +82,8 @@ def test_a_sweep_keeps_linear_and_angular_momentum() -> None:
 def test_the_limit_holds_a_hanging_sheet_to_one_percent(backend: BackendCase) -> None:
     """60 x 60 sheet hanging from two corners, PBD 10 x 1 with the hierarchical pass, 36
     frames: without the limit its longest edge reaches 2.7 % (at the pins); with the default
-    limit (1 %, 2 passes) no edge is ever more than 1 % + 1e-3 long (measured 1.000 %: the
-    last pass leaves what the sweep's later edges re-stretch, here below 1e-5)."""
+    limit (1 %, sweeps until every edge is within it) no edge is ever more than 1 % + 1e-6
+    long (measured 1.000 %; 1e-6 covers float32 lengths on Warp)."""
     worst = {}
     for limit in (0.0, 0.01):
         settings = backend.cloth_settings(damping=0.5, strain_limit=limit)
@@ -93,7 +94,56 @@ def test_the_limit_holds_a_hanging_sheet_to_one_percent(backend: BackendCase) ->
             solver.step(1 / 24)
             worst[limit] = max(worst[limit], solver.max_strain())
     assert worst[0.0] > 0.02, worst
-    assert worst[0.01] < 0.011, worst
+    assert worst[0.01] < 0.01 + 1e-6, worst
+
+
+def _sweeps_over_every_edge(P: np.ndarray, colors: list, limit: float, passes: int) -> int:
+    """The strain limit with every sweep visiting every edge (the same arithmetic as
+    project_strain_limit, without its skipping)."""
+    R = P.reshape(-1)
+    trigger, target = 1.0 + limit, limit_target(limit)
+    for sweep in range(passes):
+        shortened = 0
+        for c in colors:
+            g = c.gather.reshape(2, 3, c.count)
+            x = R[g]
+            d = x[0] - x[1]
+            length = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+            hit = np.flatnonzero(length > trigger * c.rest)
+            step = d[:, hit] * ((length[hit] - target * c.rest[hit])
+                                / np.maximum(length[hit], 1e-12))
+            g = g[:, :, hit]
+            R[g] = x[:, :, hit] - c.frac[:, :, hit] * step
+            shortened += hit.size
+        if shortened == 0:
+            return sweep + 1
+    return passes
+
+
+def test_the_sweeps_stop_with_every_edge_within_the_limit() -> None:
+    """A free sheet jittered by 2 mm (48 % of its edges past 1 %, up to 31 %): the sweeps
+    stop once one shortens nothing (measured 48), and then every edge is within the limit;
+    one sweep is not enough. Visiting in later sweeps
+    only the edges with an end moved since their last visit gives, bit for bit, the
+    positions of sweeps that visit every edge."""
+    pos, tris = grid(30, 30, 1.0, 1.0)
+    rng = np.random.default_rng(3)
+    solver = ClothSolver(pos, tris, settings=ClothSettings(backend="numpy"))
+    model = solver.model
+    colors = distance_colors(model.stretch, model.particle_count)
+    start = np.ascontiguousarray((pos + rng.normal(0.0, 2e-3, pos.shape)).T)
+    strain = {}
+    for passes in (1, 64):
+        P = start.copy()
+        used = project_strain_limit(P, colors, 0.01, passes)
+        full = start.copy()
+        assert _sweeps_over_every_edge(full, colors, 0.01, passes) == used
+        assert np.array_equal(P, full)
+        x = P.T
+        length = np.linalg.norm(x[model.stretch.i] - x[model.stretch.j], axis=1)
+        strain[passes] = (used, float((length / model.stretch.rest - 1.0).max()))
+    assert strain[1][0] == 1 and strain[1][1] > 0.011, strain
+    assert 1 < strain[64][0] < 64 and strain[64][1] <= 0.01 + 1e-12, strain
 
 
 def test_the_sweeps_equal_the_sequential_loop() -> None:

@@ -48,7 +48,7 @@ from ..constraints.stitch import (
     project_triangle_stitches,
     triangle_stitch_colors,
 )
-from ..constraints.strain_limit import project_strain_limit
+from ..constraints.strain_limit import project_strain_limit, sweep_margin
 from ..constraints.tether import project_tethers
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -226,7 +226,8 @@ class NumpyBackend:
             project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
         project_strain_limit(P, self._stretch, settings.effective_strain_limit,
-                             settings.strain_limit_passes, self._distance_work)
+                             settings.effective_strain_limit_passes,
+                             margin=sweep_margin(settings.self_collision))
         if self._stitch:
             project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h,
                              self._stitch_lam[0], 1.0 / (consts.h * consts.h))

@@ -30,6 +30,7 @@ from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ..constraints.hierarchy import PROBE_REACH
+from ..constraints.strain_limit import limit_target, sweep_margin
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
 
@@ -113,14 +114,29 @@ class ReferenceBackend:
                     moved += weight * (P[parent] - start[parent])
                 P[f] = moved
 
-    def _strain_limit(self, P: F, limit: float, passes: int) -> None:
-        """Provot 1995: ``passes`` sweeps over the mesh edges in colored order; an edge
-        longer than (1 + limit) d0 is shortened to it, its ends moving by w_i / (w_i + w_j)
-        and w_j / (w_i + w_j). ``limit`` 0: nothing."""
+    def _strain_limit(self, P: F, limit: float, passes: int, margin: float) -> None:
+        """Provot 1995: sweeps over the mesh edges in colored order until a sweep shortens
+        none, at most ``passes``; an edge longer than (1 + limit) d0 is shortened to the
+        target t d0 (``limit_target`` with ``margin``), its ends moving by w_i / (w_i + w_j) and
+        w_j / (w_i + w_j). ``limit`` 0: nothing."""
         if limit <= 0.0:
             return
+        fam = self.model.stretch
+        trigger, target = 1.0 + limit, limit_target(limit, margin)
         for _ in range(passes):
-            _project_unilateral(P, self.model.stretch, 1.0 + limit)
+            shortened = 0
+            for c in range(fam.count):
+                i, j = int(fam.i[c]), int(fam.j[c])
+                d = P[i] - P[j]
+                length = math.sqrt(float(d @ d))
+                if length <= trigger * float(fam.rest[c]):
+                    continue
+                step = d * ((length - target * float(fam.rest[c])) / max(length, 1e-12))
+                P[i] = P[i] - fam.wi_frac[c] * step
+                P[j] = P[j] + fam.wj_frac[c] * step
+                shortened += 1
+            if shortened == 0:
+                return
 
     def _frame(
         self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
@@ -223,7 +239,8 @@ class ReferenceBackend:
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * step * gk
                 self._strain_limit(P, settings.effective_strain_limit,
-                                   settings.strain_limit_passes)
+                                   settings.effective_strain_limit_passes,
+                                   sweep_margin(settings.self_collision))
                 st = model.stitches
                 for c in range(st.count):
                     i, j = int(st.i[c]), int(st.j[c])

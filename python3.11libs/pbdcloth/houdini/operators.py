@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..presets import PRESETS
 from ..cloth.attributes import POINT_ATTRIBUTES
+from ..presets import PRESETS
 from ..settings import (
     CLOTH_SETTINGS,
     GROUP_MATERIAL,

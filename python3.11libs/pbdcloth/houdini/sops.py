@@ -47,10 +47,10 @@ from ..cloth.mesh import ClothMesh
 from ..cloth.model import build_model
 from ..cloth.stitches import Stitches, validate_stitches
 from ..cloth.topology import build_topology
+from ..colliders.sdf_sequence import SdfSequence
 from ..pipeline.run import Run
 from ..presets import preset
 from ..settings import CLOTH_SETTINGS, SPRING_SETTINGS, Setting
-from ..colliders.sdf_sequence import SdfSequence
 from ..solver import ClothSolver, SolverInputError
 from . import geometry as hgeo
 from . import operators as ops

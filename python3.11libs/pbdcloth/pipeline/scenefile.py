@@ -922,8 +922,11 @@ def _attribute_source(check: _Checker, entry: dict[str, Any], key: str,
 def _read_attributes(check: _Checker, table: dict[str, Any], mesh_table: dict[str, Any],
                      positions: F | None) -> dict[str, F] | None:
     """The ``[attributes]`` table, validated by :mod:`pbdcloth.cloth.attributes`."""
-    from ..cloth.attributes import ATTRIBUTES_BY_NAME, PointAttributeError, \
-        validate_point_attributes
+    from ..cloth.attributes import (
+        ATTRIBUTES_BY_NAME,
+        PointAttributeError,
+        validate_point_attributes,
+    )
 
     if not table:
         return None

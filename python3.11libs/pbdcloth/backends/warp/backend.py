@@ -57,6 +57,7 @@ from ...colliders.sdf_sequence import SdfSequence
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ...constraints.hierarchy import PROBE_REACH
 from ...constraints.softpin import soft_pin_stiffness
+from ...constraints.strain_limit import limit_target, sweep_margin
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ...settings import ClothSettings, Model, SettingsError
 from ..base import Control, FrameStats, pbd_stiffness
@@ -748,21 +749,28 @@ class WarpBackend:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
 
     def _project_strain_limit(self, launch: _Recorder, c: _Substep) -> None:
-        """The strain limit's sweeps over the stretch colors (unilateral distances at
-        (1 + limit) d0; mirrors :func:`pbdcloth.constraints.strain_limit.project_strain_limit`)."""
+        """The strain limit's sweeps over the stretch colors: each edge past (1 + limit) d0
+        shortened to the target t d0 (:func:`pbdcloth.constraints.strain_limit.limit_target`).
+        On the CPU lanes one launch sweeps until a sweep shortens nothing, at most
+        ``strain_limit_passes`` sweeps; elsewhere (CUDA, float64) the recorded frame runs all
+        of them, the ones after the first sweep that shortens nothing moving nothing (mirrors
+        :func:`pbdcloth.constraints.strain_limit.project_strain_limit`)."""
         limit = c.settings.effective_strain_limit
         if limit <= 0.0:
             return
         k, fam, p = self.k, self.m.stretch, self._p
-        slack = k.scalar(1.0 + limit)
+        passes = c.settings.effective_strain_limit_passes
+        target = limit_target(limit, sweep_margin(c.settings.self_collision))
         group = self.lanes.stretch if self.lanes is not None else None
-        for _ in range(c.settings.strain_limit_passes):
-            if group is not None:
-                launch(self._lane_kernels.distance_limit_lanes, 1,
-                       [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
-                        0, group.groups, slack])
-                continue
-            self._project_unilateral(launch, fam.pbd, fam.colors, slack)
+        if group is not None:
+            launch(self._lane_kernels.distance_limit_lanes, 1,
+                   [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
+                    0, group.groups, passes, 1.0 + limit, target])
+            return
+        trigger, target_s = k.scalar(1.0 + limit), k.scalar(target)
+        for _ in range(passes):
+            for off, cnt in fam.colors.spans:
+                launch(self.k.distance_limit, cnt, [p, fam.pbd, off, trigger, target_s])
 
     def _project_unilateral(self, launch: _Recorder, cons: Any, colors: _Colors,
                             slack: Any) -> None:

@@ -763,7 +763,8 @@ def _tether_kernels(t: KernelTypes) -> SimpleNamespace:
 
 
 def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespace:
-    """``distance_unilateral`` (one color of a coarse level), ``copy_positions`` and
+    """``distance_unilateral`` (one color of a coarse level), ``distance_limit`` (one color of
+    the strain limit's sweep), ``copy_positions`` and
     ``hand_down`` (a level's corrections to the finer level's other particles)."""
     scalar, vec3, _, _, module = t
     zero = scalar(0.0)
@@ -790,6 +791,29 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         d = d * (c / wp.max(length, min_length))
         p[con.i] = xi - d * con.wi_frac
         p[con.j] = xj + d * con.wj_frac
+
+    @wp.kernel(module=module)
+    def distance_limit(
+        p: wp.array(dtype=vec3),
+        cons: wp.array(dtype=DistancePbd),
+        offset: int,
+        trigger: scalar,
+        target: scalar,
+    ):
+        """The strain limit, one color: where |d| > trigger d0, C = |d| - target d0,
+        x_i -= w_i/(w_i+w_j) C d/|d|, x_j += w_j/(w_i+w_j) C d/|d|.
+
+        Mirrors pbdcloth.constraints.strain_limit.project_strain_limit (one sweep's color).
+        """
+        con = cons[offset + wp.tid()]
+        xi = p[con.i]
+        xj = p[con.j]
+        d = xi - xj
+        length = wp.length(d)
+        if length > trigger * con.rest:
+            d = d * ((length - target * con.rest) / wp.max(length, min_length))
+            p[con.i] = xi - d * con.wi_frac
+            p[con.j] = xj + d * con.wj_frac
 
     @wp.kernel(module=module)
     def copy_positions(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
@@ -839,7 +863,8 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
             p[i] = start[i]
 
     return SimpleNamespace(distance_unilateral=distance_unilateral,
-                           copy_positions=copy_positions, hand_down=hand_down,
+                           distance_limit=distance_limit, copy_positions=copy_positions,
+                           hand_down=hand_down,
                            hold_contacts=hold_contacts, keep_touching=keep_touching)
 
 

@@ -126,6 +126,7 @@ _SCATTER = r"""
   __builtin_memcpy(LN, &LNEW, sizeof(LNEW));
   for (int l = 0; l < L; ++l) {
     if (!OK[l]) continue;
+    __COUNT__
     if (XPBD) LAM[l] = LN[l];
     for (int c = 0; c < K; ++c) {
       float* q = PF + I[c][l];
@@ -137,7 +138,8 @@ _SCATTER = r"""
 
 # Distance: W = (w_i/(w_i+w_j), w_j/(w_i+w_j)) for PBD, (w_i, w_j) [1/kg] for XPBD; R = rest
 # length [m]. PBD: s = k' (|d| - d0) / |d|, x_i -= W_i s d, x_j += W_j s d; the strain limit
-# (LIMIT, k = 1 + limit): s = max(|d| - k d0, 0) / |d|, the same moves. XPBD: n = d/|d|,
+# (LIMIT, k = 1 + limit, alpha = the target t): where |d| > k d0, s = (|d| - t d0) / |d|, the
+# same moves, sweep after sweep until one moves nothing (at most ``fresh`` sweeps). XPBD: n = d/|d|,
 # dlambda = (d0 - |d| - alpha~ lambda - gamma n.(dx_i - dx_j)) / ((1 + gamma)(w_i + w_j) + alpha~),
 # x_i += w_i dlambda n, x_j -= w_j dlambda n. (x_i - d) == x_i + (-d) exactly.
 _DISTANCE = r"""
@@ -165,11 +167,11 @@ _DISTANCE = r"""
     D[1][0] = -(nx * w1); D[1][1] = -(ny * w1); D[1][2] = -(nz * w1);
   } else {
     lanes_t s;
-    if (LIMIT) {   // k = 1 + the strain limit: only the part past k d0, fully
-      lanes_t over = len - k * load(R);
-      stretched = used & (over > ZERO);   // the others move by exactly 0: not stored
-      over = over > ZERO ? over : ZERO;
-      s = over / safe;
+    if (LIMIT) {   // k = 1 + the strain limit, alpha = the target t: past k d0, to t d0
+      lanes_t rest_len = load(R);
+      mask_t past = (len - k * rest_len) > ZERO;
+      stretched = used & past;   // the others move by exactly 0: not stored
+      s = past ? (len - alpha * rest_len) / safe : ZERO;
     } else {
       lanes_t ks = k * load(SC);
       ks = ks < ONE ? ks : ONE;
@@ -310,8 +312,25 @@ for (int i = 0; i < n; ++i) {
 """
 
 
+# The strain limit's sweeps: the whole lane-group walk repeated until a sweep stores no lane,
+# at most ``fresh`` sweeps (every edge is then within the limit; see
+# pbdcloth.constraints.strain_limit).
+_SWEEPS_HEAD = r"""
+for (int sweep = 0; sweep < fresh; ++sweep) {
+int shortened = 0;
+"""
+_SWEEPS_TAIL = r"""
+if (shortened == 0) break;
+}  // sweeps
+"""
+
+
 def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False) -> str:
-    return ((_GATHER + body + _SCATTER)
+    text = _GATHER + body + _SCATTER
+    if limit:
+        text = _SWEEPS_HEAD + text + _SWEEPS_TAIL
+    return (text
+            .replace("__COUNT__", "++shortened;" if limit else "")
             .replace("__LANES__", str(LANES))
             .replace("__CORNERS__", str(corners))
             .replace("__XPBD__", "true" if xpbd else "false")
@@ -372,8 +391,9 @@ def _particle_loops() -> SimpleNamespace:
 @functools.cache
 def build_lane_kernels() -> SimpleNamespace:
     """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
-    ``distance_xpbd_lanes``, ``distance_limit_lanes`` (the strain limit: its last argument is
-    1 + the limit instead of ``fresh`` and k), ``bend_pbd_lanes`` and ``bend_xpbd_lanes``.
+    ``distance_xpbd_lanes``, ``distance_limit_lanes`` (the strain limit: the most sweeps, 1 +
+    the limit and the target length factor instead of ``fresh`` and k), ``bend_pbd_lanes``
+    and ``bend_xpbd_lanes``.
 
     Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam, scale) of a
     :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
@@ -407,14 +427,16 @@ def build_lane_kernels() -> SimpleNamespace:
     def distance_limit_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                              idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
                              rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
-                             scale: wp.array(dtype=f32), first: int, last: int, slack: float):
-        """The strain limit's unilateral distances (``slack`` = 1 + limit) of lane groups
-        first .. last - 1.
+                             scale: wp.array(dtype=f32), first: int, last: int, passes: int,
+                             trigger: float, target: float):
+        """The strain limit over lane groups first .. last - 1: sweeps shortening each edge
+        past ``trigger`` d0 (1 + limit) to ``target`` d0 until a sweep shortens none, at most
+        ``passes`` sweeps.
 
-        Mirrors pbdcloth.constraints.distance.project_distance_unilateral.
+        Mirrors pbdcloth.constraints.strain_limit.project_strain_limit.
         """
-        distance_limit_groups(p, x_prev, idx, w, rest, lam, scale, first, last, 0, slack, 0.0,
-                              0.0)
+        distance_limit_groups(p, x_prev, idx, w, rest, lam, scale, first, last, passes, trigger,
+                              target, 0.0)
 
     @wp.kernel(module=_MODULE)
     def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
