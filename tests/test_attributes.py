@@ -155,6 +155,7 @@ CANTILEVER = dict(model="xpbd", substeps=10, iterations=8, bend_compliance=1e-6,
                   damping=2.0, tethers=False)
 
 
+@pytest.mark.slow
 def test_bend_scale_zero_on_one_half_bends_that_half(backend: Any) -> None:
     """Bend scale 0 on the z < 0 half, 1 on the other: the soft half folds down at the clamp,
     the stiff half holds out. Measured (numpy and Warp): mean |theta| 0.140 rad against 0.0178
@@ -165,6 +166,7 @@ def test_bend_scale_zero_on_one_half_bends_that_half(backend: Any) -> None:
     assert soft / stiff > 4.0, (soft, stiff)
 
 
+@pytest.mark.slow
 def test_bend_scale_control_uniform_halves_are_alike() -> None:
     """Without the attribute: measured 0.0084 and 0.0089 rad (the grid's alternating diagonals
     make the halves not quite mirror images)."""
@@ -218,6 +220,7 @@ def test_soft_pin_lags_between_a_hard_pin_and_a_free_point(backend: Any) -> None
     assert firmer < soft < lighter < free
 
 
+@pytest.mark.slow
 def test_pin_weight_one_is_a_hard_pin_bit_for_bit(backend: Any) -> None:
     settings = backend.cloth_settings(**SOFT)
     _, hard = _follow(settings, "hard")

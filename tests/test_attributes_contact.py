@@ -53,6 +53,7 @@ def _halves_sheet() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pos, tris, scale
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("surface", ["plane", "level set", "sphere"])
 def test_each_half_settles_at_its_own_thickness(backend: BackendCase, surface: str) -> None:
     pos, tris, scale = _halves_sheet()
@@ -420,6 +421,7 @@ def _scaled_scene(use: str, continuous: bool = True) -> np.ndarray:
     return solver.positions
 
 
+@pytest.mark.slow
 def test_contact_scales_agree_across_backends() -> None:
     """Random thickness scales in [0, 3] and friction scales in [0, 2] against a plane and a
     moving sphere and capsule: numpy against the per-constraint reference loop (which has no

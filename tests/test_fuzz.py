@@ -201,6 +201,7 @@ vec = weighted(good_vec, st.one_of(st.lists(nasty_floats, min_size=3, max_size=3
 @given(kind=st.sampled_from(["plane", "sphere", "capsule"]), a=vec, b=vec,
        radius=weighted(st.floats(0.01, 1), st.one_of(nasty_floats, anything)),
        to=vec, bare=st.sampled_from([False, False, False, True]))
+@pytest.mark.slow
 def test_fuzz_colliders(kind: str, a: Any, b: Any, radius: Any, to: Any, bare: bool) -> None:
     try:
         collider = (Plane(a, b) if kind == "plane" else Sphere(a, radius) if kind == "sphere"

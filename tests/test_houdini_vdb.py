@@ -126,6 +126,7 @@ def test_polygons_are_converted_with_the_vdb_from_polygons_verb(hou, monkeypatch
     assert made[0].voxel_size == 0.05 and made[1].voxel_size == 0.04
 
 
+@pytest.mark.slow
 def test_solver_collides_with_a_vdb_sphere_like_the_headless_core(hou) -> None:  # type: ignore
     pytest.importorskip("pbdcloth.colliders.sdf", reason="SdfCollider (issue 4) not merged yet")
     from pbdcloth import ClothSettings, ClothSolver

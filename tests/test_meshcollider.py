@@ -219,6 +219,7 @@ def _sweep(colliders_on: bool, frames: int = 7, backend: str = "numpy"
     return inside, crossings, float(solver.positions[:, 2].max())
 
 
+@pytest.mark.slow
 def test_limb_sweeping_at_3_m_per_s_neither_enters_nor_pierces_the_cloth() -> None:
     inside, crossings, carried = _sweep(True)
     assert carried > 0.5  # the limb went 0.5 m past the sheet's plane, carrying the cloth
@@ -304,6 +305,7 @@ def _spike(monkeypatch: pytest.MonkeyPatch | None, backend: str = "numpy"
     return float(y.min() - tip_end[1]), crossings
 
 
+@pytest.mark.slow
 def test_a_spike_pushed_up_under_a_sheet_does_not_pierce_it() -> None:
     below, crossings = _spike(None)
     assert crossings == 0
@@ -351,6 +353,7 @@ def _platform(mu: float, backend: str = "numpy") -> tuple[float, float]:
     return x_at(60) - x_at(12), float(solver.positions[:, 0].mean() - start)
 
 
+@pytest.mark.slow
 def test_a_patch_on_a_moving_platform_is_carried_with_static_friction() -> None:
     travel, carried = _platform(0.8)
     assert travel == pytest.approx(0.75)
@@ -358,6 +361,7 @@ def test_a_patch_on_a_moving_platform_is_carried_with_static_friction() -> None:
     assert abs(travel - carried) < 2e-3
 
 
+@pytest.mark.slow
 def test_without_friction_the_platform_slides_out_under_the_patch() -> None:
     travel, carried = _platform(0.0)
     assert abs(carried) < 0.02 * travel
@@ -412,6 +416,7 @@ def test_skirt_scene_has_the_particles_the_issue_asks_for() -> None:
     assert isinstance(scene.colliders[0], MeshCollider)
 
 
+@pytest.mark.slow
 def test_coarse_skirt_no_cloth_vertex_inside_the_body_at_any_frame_end() -> None:
     assert _skirt_inside(12, True, coarse=True) == [0] * 12
 
@@ -547,6 +552,7 @@ def test_an_animated_usd_mesh_is_read_at_the_frames_time_codes(tmp_path) -> None
 
 
 # --- Must show: a VDB sequence drapes like the same motion as a mesh sequence ----------------
+@pytest.mark.slow
 def test_a_vdb_sequence_and_the_same_mesh_sequence_drape_alike(  # type: ignore[no-untyped-def]
         tmp_path, backend: BackendCase) -> None:
     """A ball mesh that rises 0.2 m and grows from 0.25 to 0.3 m over 12 frames, under a

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 from pbdcloth import ClothSettings
 from pbdcloth.cloth.mesh import ClothMesh, grid
 from pbdcloth.cloth.model import build_model
@@ -106,6 +107,7 @@ def _strip_fold(plastic: bool) -> float:
     return float(np.abs(dihedral_angle(*(x[quads[:, k]].T for k in range(4)))).mean())
 
 
+@pytest.mark.slow
 def test_a_bent_strip_keeps_its_crease_once_released() -> None:
     """Folded over a capsule, then released: the elastic strip springs back nearly flat, the
     plastic one keeps its crease (measured: mean |angle| 0.0024 rad elastic, 0.058 rad

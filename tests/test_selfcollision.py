@@ -290,6 +290,7 @@ def test_rest_gap_sets_the_list_radius_on_a_regular_grid() -> None:
     assert r + skin == pytest.approx(DEFAULT_TUNING.rest_exclusion * t)
 
 
+@pytest.mark.slow
 def test_partial_list_updates_equal_full_builds_and_miss_no_close_pair() -> None:
     """Verlet lists updated for the movers only: after each substep the lists equal a full build
     at the reference positions (same pairs, same order), and every non-neighbour pair closer

@@ -96,11 +96,13 @@ def _hanging_strain(**kw: object) -> float:
     return solver.max_strain()
 
 
+@pytest.mark.slow
 def test_hanging_strain_falls_as_stiffness_rises() -> None:
     strains = [_hanging_strain(stretch_stiffness=k, shear_stiffness=k) for k in (0.3, 0.6, 0.9, 1.0)]
     assert all(a > b for a, b in zip(strains, strains[1:])), strains
 
 
+@pytest.mark.slow
 def test_hanging_strain_falls_as_iterations_rise() -> None:
     strains = [_hanging_strain(iterations=n, substeps=2) for n in (1, 2, 4, 8)]
     assert all(a > b for a, b in zip(strains, strains[1:])), strains

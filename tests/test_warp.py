@@ -132,6 +132,7 @@ def _hanging() -> Scene:
     ("hanging", _hanging, HANGING_BOUND),
     ("drape", _drape, DRAPE_BOUND),
 ])
+@pytest.mark.slow
 def test_warp_float32_agrees_with_numpy_after_48_frames(
     name: str, make: Callable[[], Scene], bound: float
 ) -> None:

@@ -98,6 +98,7 @@ def test_float32_follows_numpy_on_the_box_within_rounding_growth() -> None:
 
 
 # --- the "Must show" cases on Warp (float32) -----------------------------------------
+@pytest.mark.slow
 def test_warp_limb_sweeping_at_3_m_per_s_neither_enters_nor_pierces_the_cloth() -> None:
     inside, crossings, carried = _sweep(True, backend="warp")
     assert carried > 0.5
@@ -316,6 +317,7 @@ def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
     return frames, counts
 
 
+@pytest.mark.slow
 def test_native_searches_give_the_kernels_lists_and_frames_bit_for_bit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     two, counts = _wire_and_skirt(2)

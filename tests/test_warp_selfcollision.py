@@ -221,6 +221,7 @@ def test_sums_default_by_device_and_reject_unknown_names() -> None:
 # --- buffer growth ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_overflowing_candidate_buffers_grow_and_rerun_the_frame() -> None:
     """Buffers of 8 pairs and one slot per query: the crumpled cloth's broad phase overflows
     them and, grown, finds the same candidates as with the default buffers; in the fold scene
@@ -303,6 +304,7 @@ def _pairs(sc: WarpSelfCollision, tris: np.ndarray, edges: np.ndarray
 STEPS = 30
 
 
+@pytest.mark.slow
 def test_partial_updates_give_the_numpy_stages_lists_pair_for_pair() -> None:
     """The device lists (float64 kernels) and the numpy stage's CandidateLists, updated from
     the same positions, hold the same pairs after every update of a sequence through the fold
@@ -380,6 +382,7 @@ def test_skipping_unchanged_pairs_gives_bit_identical_frames() -> None:
     assert skipped < 0.5 * every_pair
 
 
+@pytest.mark.slow
 def test_native_cpu_loops_give_the_kernels_results_bit_for_bit() -> None:
     """The CPU's native loops (candidate searches and the narrow phase's pair passes,
     :mod:`pbdcloth.backends.warp.selfcollision_native`) on two threads and on one against the
