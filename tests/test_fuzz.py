@@ -323,6 +323,7 @@ def _checkpoint_bytes(**arrays: Any) -> bytes:
                                                   "frame", "time", "digest"])),
        scale=st.one_of(nasty_floats, st.just(1.0), st.just(1.0), st.just(1.0)),
        rows=st.sampled_from([16, 16, 16, 0, 3, 20]), frame=nasty_ints)
+@pytest.mark.slow
 def test_fuzz_checkpoints(tmp_path_factory: pytest.TempPathFactory, cut: int | None,
                           drop: str | None, scale: float, rows: int, frame: int) -> None:
     from pbdcloth.pipeline.checkpoint import CheckpointError, load_checkpoint

@@ -356,6 +356,7 @@ def test_resuming_from_a_cached_frame_restores_colliders_and_pins(hou) -> None:
     assert np.array_equal(out, truth[LAST + 1])
 
 
+@pytest.mark.slow
 def test_editing_the_collider_animation_invalidates_the_cached_frames(hou) -> None:
     offset = {"dx": 0.01}
 

@@ -227,6 +227,7 @@ def test_limb_sweeping_at_3_m_per_s_neither_enters_nor_pierces_the_cloth() -> No
     assert crossings == 0
 
 
+@pytest.mark.slow
 def test_the_sweep_checks_find_a_limb_that_nobody_stops() -> None:
     inside, crossings, carried = _sweep(False, frames=4)
     assert carried == 0.0
@@ -743,6 +744,7 @@ def _wire(backend: BackendCase, edges: bool) -> tuple[float, float]:
     return float(height.min() - 0.5015), float(x[:, 1].mean())
 
 
+@pytest.mark.slow
 def test_a_wire_between_cloth_vertices_holds_the_sheet_by_its_edges(
         backend: BackendCase) -> None:
     over, mean = _wire(backend, edges=True)

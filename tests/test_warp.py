@@ -148,6 +148,7 @@ def test_warp_float32_agrees_with_numpy_after_48_frames(
 
 @pytest.mark.parametrize(("name", "make"), [("hanging", _hanging), ("drape", _drape),
                                             ("hanging-hierarchy", hanging_scene)])
+@pytest.mark.slow
 def test_warp_float64_kernels_compute_the_numpy_formulas(
     name: str, make: Callable[[], Scene]
 ) -> None:
@@ -156,6 +157,7 @@ def test_warp_float64_kernels_compute_the_numpy_formulas(
     assert max_diff(run.final, reference.final) < FLOAT64_BOUND
 
 
+@pytest.mark.slow
 def test_drape_float32_bound_is_tight_enough_to_fail() -> None:
     """Negative control: without friction and damping the drape carries rounding past the bound."""
     settings = ClothSettings(substeps=10, iterations=2, bend_stiffness=0.05, friction=0.0,

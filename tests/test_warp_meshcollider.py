@@ -106,6 +106,7 @@ def test_warp_limb_sweeping_at_3_m_per_s_neither_enters_nor_pierces_the_cloth() 
     assert crossings == 0
 
 
+@pytest.mark.slow
 def test_warp_sweep_checks_find_a_limb_that_nobody_stops() -> None:
     inside, crossings, carried = _sweep(False, frames=4, backend="warp")
     assert carried == 0.0
@@ -205,6 +206,7 @@ def _sequence_run(backend: str, precision: str = "float64", frames: int = 10
     return solver, out
 
 
+@pytest.mark.slow
 def test_a_level_set_sequence_on_warp_follows_numpy_as_its_blocks_grow() -> None:
     ref_solver, ref = _sequence_run("numpy")
     solver, got = _sequence_run("warp")
@@ -238,6 +240,7 @@ def test_an_sdf_sequence_with_a_surface_mesh_is_refused_by_warp_and_auto_uses_nu
     assert auto.backend.name == "numpy"
 
 
+@pytest.mark.slow
 def test_float64_kernels_follow_numpy_on_sharp_edges_against_cloth_edges() -> None:
     """The wire between two rows of cloth vertices (only the edge test holds the sheet)."""
     v, t = box_triangles((0.0, 0.5, 0.025), (0.8, 0.0015, 0.0015))
