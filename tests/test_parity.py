@@ -205,7 +205,7 @@ def test_distance_unilateral_mirrors_project_distance_unilateral(precision: str,
     records = _distance_records(family, k.DistancePbd, ("wi_frac", "wj_frac"))
     for color in family.color_slices():
         wp.launch(k.distance_unilateral, color.stop - color.start,
-                  [p, records, color.start, k.scalar(slack)], device=CPU)
+                  [p, records, color.start, k.scalar(slack), k.scalar(slack)], device=CPU)
     moved = np.abs(expected.T - p0).max(axis=1) > 0.0
     assert 0 < moved.sum() < N  # some particles moved, some did not
     assert np.abs(p.numpy() - expected.T).max() < bound
@@ -233,7 +233,8 @@ def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
     slack = backend.k.scalar(1.0 + DEADBAND)
     for lv in backend.m.levels:
         for off, cnt in lv.colors.spans:
-            wp.launch(backend.k.distance_unilateral, cnt, [p, lv.cons, off, slack], device=CPU)
+            wp.launch(backend.k.distance_unilateral, cnt, [p, lv.cons, off, slack, slack],
+                      device=CPU)
         wp.launch(backend.k.hand_down, lv.fine.shape[0],
                   [p, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1],
                   device=CPU)

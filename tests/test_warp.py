@@ -482,7 +482,7 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
             if model == "pbd":
                 wp.launch(k.distance_pbd, cnt, [p, cons, off, stiff], device="cpu")
             elif model == "limit":
-                wp.launch(k.distance_limit, cnt, [p, device_family.pbd, off, slack, target],
+                wp.launch(k.distance_unilateral, cnt, [p, device_family.pbd, off, slack, target],
                           device="cpu")
             else:
                 wp.launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma],

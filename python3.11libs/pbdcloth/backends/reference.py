@@ -58,20 +58,25 @@ def _hinge_angle_gradient(x1: F, x2: F, x3: F, x4: F) -> tuple[float, list[F]] |
     return theta, [g1, g2, g3, g4]
 
 
-def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, slack: float) -> None:
-    """One sweep over ``fam``'s distances in order: where |x_i - x_j| > slack d0, the excess
-    C leaves, x_i -= w_i / (w_i + w_j) C n, x_j += w_j / (w_i + w_j) C n (the hierarchy's coarse
-    levels and the strain limit)."""
+def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, trigger: float,
+                        target: float) -> int:
+    """One sweep over ``fam``'s distances in order: where |x_i - x_j| > trigger d0,
+    C = |x_i - x_j| - target d0 leaves, x_i -= w_i / (w_i + w_j) C n,
+    x_j += w_j / (w_i + w_j) C n (the hierarchy's coarse levels, trigger = target = the
+    slack; the strain limit, target below trigger). Returns how many were shortened."""
+    shortened = 0
     for c in range(fam.count):
         i, j = int(fam.i[c]), int(fam.j[c])
         d = P[i] - P[j]
         length = math.sqrt(float(d @ d))
-        over = max(length - slack * float(fam.rest[c]), 0.0)
-        if over == 0.0 or length < 1e-12:
+        rest = float(fam.rest[c])
+        if length - trigger * rest <= 0.0 or length < 1e-12:
             continue
-        step = d * (over / length)
+        step = d * ((length - target * rest) / length)
         P[i] = P[i] - fam.wi_frac[c] * step
         P[j] = P[j] + fam.wj_frac[c] * step
+        shortened += 1
+    return shortened
 
 
 def _wrap(angle: float) -> float:
@@ -107,7 +112,7 @@ class ReferenceBackend:
         of one, where they were.)"""
         start = P.copy()
         for level in reversed(self.model.hierarchy.levels):
-            _project_unilateral(P, level, slack)
+            _project_unilateral(P, level, slack, slack)
             for row, f in enumerate(level.fine):
                 moved = start[f].copy()
                 for parent, weight in zip(level.parents[row], level.weights[row]):
@@ -121,21 +126,9 @@ class ReferenceBackend:
         w_j / (w_i + w_j). ``limit`` 0: nothing."""
         if limit <= 0.0:
             return
-        fam = self.model.stretch
         trigger, target = 1.0 + limit, limit_target(limit, margin)
         for _ in range(passes):
-            shortened = 0
-            for c in range(fam.count):
-                i, j = int(fam.i[c]), int(fam.j[c])
-                d = P[i] - P[j]
-                length = math.sqrt(float(d @ d))
-                if length <= trigger * float(fam.rest[c]):
-                    continue
-                step = d * ((length - target * float(fam.rest[c])) / max(length, 1e-12))
-                P[i] = P[i] - fam.wi_frac[c] * step
-                P[j] = P[j] + fam.wj_frac[c] * step
-                shortened += 1
-            if shortened == 0:
+            if _project_unilateral(P, self.model.stretch, trigger, target) == 0:
                 return
 
     def _frame(

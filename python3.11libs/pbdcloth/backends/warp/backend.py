@@ -667,7 +667,7 @@ class WarpBackend:
         launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
         for lv in levels:
-            self._project_unilateral(launch, lv.cons, lv.colors, slack)
+            self._project_unilateral(launch, lv.cons, lv.colors, slack, slack)
             launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
                                                     lv.weight0, lv.weight1])
         launch(k.keep_touching, n, [p, start, self._touching])
@@ -769,15 +769,15 @@ class WarpBackend:
             return
         trigger, target_s = k.scalar(1.0 + limit), k.scalar(target)
         for _ in range(passes):
-            for off, cnt in fam.colors.spans:
-                launch(self.k.distance_limit, cnt, [p, fam.pbd, off, trigger, target_s])
+            self._project_unilateral(launch, fam.pbd, fam.colors, trigger, target_s)
 
     def _project_unilateral(self, launch: _Recorder, cons: Any, colors: _Colors,
-                            slack: Any) -> None:
-        """One sweep of unilateral distances ``cons`` at ``slack`` d0, color by color (the
-        hierarchy's coarse levels, the strain limit off the CPU lanes)."""
+                            trigger: Any, target: Any) -> None:
+        """One sweep of unilateral distances ``cons``, color by color: those past
+        ``trigger`` d0 shortened to ``target`` d0 (the hierarchy's coarse levels, trigger =
+        target = the slack; the strain limit off the CPU lanes)."""
         for off, cnt in colors.spans:
-            launch(self.k.distance_unilateral, cnt, [self._p, cons, off, slack])
+            launch(self.k.distance_unilateral, cnt, [self._p, cons, off, trigger, target])
 
     def _project_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
         """The stitch colors in order, closing by at most the model's stitch speed x h (the

@@ -763,8 +763,8 @@ def _tether_kernels(t: KernelTypes) -> SimpleNamespace:
 
 
 def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespace:
-    """``distance_unilateral`` (one color of a coarse level), ``distance_limit`` (one color of
-    the strain limit's sweep), ``copy_positions`` and
+    """``distance_unilateral`` (one color of a coarse level or of a strain-limit sweep),
+    ``copy_positions`` and
     ``hand_down`` (a level's corrections to the finer level's other particles)."""
     scalar, vec3, _, _, module = t
     zero = scalar(0.0)
@@ -776,34 +776,16 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         p: wp.array(dtype=vec3),
         cons: wp.array(dtype=DistancePbd),
         offset: int,
-        slack: scalar,
-    ):
-        """C = max(|d| - s d0, 0), x_i -= w_i/(w_i+w_j) C d/|d|, x_j += w_j/(w_i+w_j) C d/|d|.
-
-        Mirrors pbdcloth.constraints.distance.project_distance_unilateral.
-        """
-        con = cons[offset + wp.tid()]
-        xi = p[con.i]
-        xj = p[con.j]
-        d = xi - xj
-        length = wp.length(d)
-        c = wp.max(length - slack * con.rest, zero)
-        d = d * (c / wp.max(length, min_length))
-        p[con.i] = xi - d * con.wi_frac
-        p[con.j] = xj + d * con.wj_frac
-
-    @wp.kernel(module=module)
-    def distance_limit(
-        p: wp.array(dtype=vec3),
-        cons: wp.array(dtype=DistancePbd),
-        offset: int,
         trigger: scalar,
         target: scalar,
     ):
-        """The strain limit, one color: where |d| > trigger d0, C = |d| - target d0,
-        x_i -= w_i/(w_i+w_j) C d/|d|, x_j += w_j/(w_i+w_j) C d/|d|.
+        """Where |d| > trigger d0: C = |d| - target d0, x_i -= w_i/(w_i+w_j) C d/|d|,
+        x_j += w_j/(w_i+w_j) C d/|d|; shorter constraints are left alone.
 
-        Mirrors pbdcloth.constraints.strain_limit.project_strain_limit (one sweep's color).
+        Mirrors pbdcloth.constraints.distance.project_distance_unilateral (a coarse level:
+        trigger = target = its slack) and one color of a sweep of
+        pbdcloth.constraints.strain_limit.project_strain_limit (trigger 1 + limit, target
+        below it).
         """
         con = cons[offset + wp.tid()]
         xi = p[con.i]
@@ -863,8 +845,7 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
             p[i] = start[i]
 
     return SimpleNamespace(distance_unilateral=distance_unilateral,
-                           distance_limit=distance_limit, copy_positions=copy_positions,
-                           hand_down=hand_down,
+                           copy_positions=copy_positions, hand_down=hand_down,
                            hold_contacts=hold_contacts, keep_touching=keep_touching)
 
 
