@@ -406,14 +406,16 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
     # Discrete, on the pairs not already a thickness out on their side of the plane.
     plane1 = dot(p - a1, n1)
     zero = vp.zero
-    if zero.size:  # exactly in the plane at the start: the side it moves away from
+    if zero.size:  # exactly in the plane at the start: the side the triangle moves toward
+        # (it carries the vertex along), else its front (outside for a closed mesh). Not
+        # from the vertex's own motion: that changes with every push within the substep, and
+        # each collider call would flip the side the one before chose.
         side = side.copy()
         jz = j.take(zero)
         moved = sum(columns(c1, jz) - columns(c0, jz) for c0, c1 in zip(sub.corners0,
                                                                         sub.corners1)) / 3.0
-        rel = (columns(p, zero) - columns(X, i.take(zero))) - moved
-        away = -np.sign(dot(rel, columns(sub.normal0, jz)))
-        side[zero] = np.where(away != 0.0, away, sub.orientation or 1.0)
+        toward = np.sign(dot(moved, columns(sub.normal0, jz)))
+        side[zero] = np.where(toward != 0.0, toward, sub.orientation or 1.0)
     ahead = side * plane1
     near = np.flatnonzero(ahead < _pick(thickness, i))
     if near.size == 0:
@@ -558,11 +560,12 @@ def project_collider_vertices(P: F, X: F, inv_mass: F, triangles: I, sub: Subste
     plane1 = dot(q1 - A1, n1)
     zero = tp.zero
     if zero.size:  # exactly in the cloth's plane at the start: the side it moves away from
+        # (its own path, fixed over the substep; not relative to the cloth triangle, whose
+        # motion changes with every push, so that each call would choose anew)
         assert tp.n0 is not None
         side = side.copy()
         fz = f.take(zero)
-        moved = sum(columns(c1, fz) - columns(c0, fz) for c0, c1 in zip(x0, x1)) / 3.0
-        away = -np.sign(dot(columns(tp.dq, zero) - moved, columns(tp.n0, fz)))
+        away = -np.sign(dot(columns(tp.dq, zero), columns(tp.n0, fz)))
         side[zero] = np.where(away != 0.0, away, 1.0)
     near = np.flatnonzero(hit | (np.abs(plane1) < _pick(thickness, f)))
     if near.size == 0:

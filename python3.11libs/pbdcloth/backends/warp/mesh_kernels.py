@@ -733,9 +733,9 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
             side = sgn(wp.dot(x0 - a0, nj0))
             if mine >= 0:
                 side = orient
-            if side == zero:  # in the plane at the start: the side it moves away from
+            if side == zero:  # in the plane at the start: the side the triangle moves toward
                 shift = ((a1 - a0) + (b1 - v0[t[1]]) + (c1 - v0[t[2]])) * third
-                away = -sgn(wp.dot((xi - x0) - shift, nj0))
+                away = sgn(wp.dot(shift, nj0))
                 side = away
                 if away == zero:
                     side = orient
@@ -853,9 +853,8 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                     hit, th, hu, hv, hw, hs = first_crossing(
                         q0, q1, xa0, xa1, xb0, xb1, xc0, xc1)
                 plane1 = wp.dot(q1 - xa1, nrm1)
-                if side == zero:
-                    shift = ((xa1 - xa0) + (xb1 - xb0) + (xc1 - xc0)) * third
-                    side = -sgn(wp.dot(dq - shift, nrm0))
+                if side == zero:  # the side its own path moves away from
+                    side = -sgn(wp.dot(dq, nrm0))
                     if side == zero:
                         side = one
                 if hit == 0 and wp.abs(plane1) >= own:

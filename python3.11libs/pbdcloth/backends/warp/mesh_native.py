@@ -689,10 +689,10 @@ static void* work(void* arg) {
       const V nj0 = M.n0[j], nj1 = M.n1[j];
       R side = sgn(wp::dot(wp::sub(x0, a0), nj0));
       if (mine >= 0) side = orient;
-      if (side == zero) {  // in the plane at the start: the side it moves away from
+      if (side == zero) {  // in the plane at the start: the side the triangle moves toward
         const V shift = wp::mul(wp::add(wp::add(wp::sub(a1, a0), wp::sub(b1, M.v0[t[1]])),
                                         wp::sub(c1, M.v0[t[2]])), third);
-        const R away = -sgn(wp::dot(wp::sub(wp::sub(xi, x0), shift), nj0));
+        const R away = sgn(wp::dot(shift, nj0));
         side = away;
         if (away == zero) {
           side = orient;
@@ -928,10 +928,8 @@ static void* work(void* arg) {
           hit = first_crossing(q0, q1, xa0, xa1, xb0, xb1, xc0, xc1, th, hu, hv, hw, hs);
         }
         const R plane1 = wp::dot(wp::sub(q1, xa1), nrm1);
-        if (side == zero) {
-          const V shift = wp::mul(wp::add(wp::add(wp::sub(xa1, xa0), wp::sub(xb1, xb0)),
-                                          wp::sub(xc1, xc0)), third);
-          side = -sgn(wp::dot(wp::sub(dq, shift), nrm0));
+        if (side == zero) {  // the side its own path moves away from
+          side = -sgn(wp::dot(dq, nrm0));
           if (side == zero) side = one;
         }
         if (hit == 0 && wp::abs(plane1) >= own) continue;
