@@ -3,6 +3,7 @@
 the scene's own settings (which start from the defaults), and the time per frame.
 
     python scripts/scene_strain.py [--frames N] [--scenes drape,cloak,...] [--backend numpy]
+        [--set contact_rounds=0]
 
 Prints a Markdown table (scene, particles, substeps x iterations, hierarchical solve, largest
 strain and its frame, strain at the last frame, ms per frame). Spring chains are not cloth and
@@ -12,6 +13,7 @@ are left out. The twist scene wrings its cloth on purpose and the tear scene tea
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 import time
 from pathlib import Path
@@ -41,7 +43,13 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=0, help="frames per scene (0: the scene's)")
     ap.add_argument("--scenes", default="", help="comma-separated names (default: all cloth)")
     ap.add_argument("--backend", default="", help="override the scenes' backend")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a setting of every scene (a Python literal), repeatable")
     args = ap.parse_args()
+    changes = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        changes[key] = ast.literal_eval(value)
     names = [n for n in (args.scenes.split(",") if args.scenes else SCENES) if n != "springs"]
     print("| scene | particles | substeps x iterations | hierarchy | largest strain (frame) | "
           "last frame | ms per frame |")
@@ -51,6 +59,8 @@ def main() -> None:
         assert isinstance(scene, Scene)
         if args.backend:
             scene.settings = scene.settings.replace(backend=args.backend)
+        if changes:
+            scene.settings = scene.settings.replace(**changes)
         s = scene.settings
         hierarchy = "on" if s.hierarchy and not s.self_collision else "off"
         frames = args.frames or scene.frames

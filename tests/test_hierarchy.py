@@ -3,6 +3,7 @@ on pinned sheets and the catenary (pbdcloth.cloth.hierarchy, pbdcloth.constraint
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -233,3 +234,41 @@ def test_coarse_links_follow_the_rule_and_never_join_two_pins() -> None:
         pairs = local[links]
         current = current[coarse]
     assert levels >= 2 and solver.model.hierarchy.depth >= 2
+
+
+def _scene_worst_strain(scene: object, frames: int) -> float:
+    """The largest edge strain over the frame ends of ``frames`` frames of ``scene``."""
+    from pbdcloth.scenes.cloth import Scene
+
+    assert isinstance(scene, Scene)
+    solver = scene.make_solver()
+    worst = 0.0
+    for frame in range(1, frames + 1):
+        if scene.animate is not None:
+            scene.animate(solver, frame)
+        solver.step(1.0 / scene.fps)
+        worst = max(worst, solver.max_strain())
+    return worst
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param("warp", marks=pytest.mark.skipif(
+        importlib.util.find_spec("warp") is None, reason="warp-lang is not installed")),
+    pytest.param("numpy", marks=pytest.mark.slow),   # 67 s here: the dress form's mesh on numpy
+])
+def test_contact_rounds_keep_the_sewing_scene_fabric(name: str) -> None:
+    """The sewing scene (two panels sewn into a tube that drops onto a dress form's hips, PBD
+    20 x 6, the strain limit at 1 %) with its own settings: with the default contact round
+    after the colliders of every iteration no edge is ever more than 3 % long over 40 frames
+    (measured 1.6 %); without it the edges at the hips stretch past 10 % (measured 22 %, the
+    tube's weight pulling the cloth the colliders stopped)."""
+    from pbdcloth.scenes.sewing import sewing_scene
+
+    worst = {}
+    for rounds in (1, 0):
+        scene = sewing_scene()
+        scene.settings = scene.settings.replace(contact_rounds=rounds, backend=name, device="cpu")
+        assert scene.settings.effective_contact_rounds == rounds
+        worst[rounds] = _scene_worst_strain(scene, 40)
+    assert worst[1] < 0.03, worst
+    assert worst[0] > 0.10, worst

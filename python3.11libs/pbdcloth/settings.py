@@ -365,6 +365,18 @@ class ClothSettings(DeclaredSettings):
         "strain and cost). At most 2 while Self Collision is on (more would move particles "
         "past the self-collision broad phase's reach).",
     )
+    contact_rounds: int = _declare(
+        1, kind=KIND_INT, label="Contact Rounds", group=GROUP_SOLVER, minimum=0, maximum=8,
+        help="Rounds after the colliders of every iteration, each a hierarchical pass (the "
+        "particles in contact held where the colliders put them), the strain limit and the "
+        "colliders again. An obstacle that stops a falling cloth moves its particles after the "
+        "strain limit; the round pulls the rest of the cloth after them from afar instead of "
+        "leaving the edges at the contact stretched (the sewing scene: 22 % without, 1.6 % "
+        "with one round). Each round costs about one more hierarchical pass, strain limit "
+        "and collider pass. Runs with the Hierarchical Solve and the Strain Limit on, "
+        "colliders present (analytic shapes and level sets; not with a triangle-mesh "
+        "collider) and Self Collision off; 0 = off.",
+    )
     backend: str = _declare(  # a BackendChoice (a str) after validation
         BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
         enum=BackendChoice,
@@ -553,6 +565,16 @@ class ClothSettings(DeclaredSettings):
         """The strain limit the solve applies: ``strain_limit``, or 0 (off) while tearing is on
         (``tear_strain`` > 0), since a bound below the tear strain would stop any tear."""
         return 0.0 if self.tear_strain > 0.0 else self.strain_limit
+
+    @property
+    def effective_contact_rounds(self) -> int:
+        """The contact rounds the solve runs (with colliders present): ``contact_rounds``, or
+        0 without the hierarchical solve, without the strain limit (tearing on, or a limit of
+        0) or while self collision is on (the hierarchical pass is skipped there)."""
+        if (not self.hierarchy or self.self_collision or self.effective_strain_limit <= 0.0
+                or self.strain_limit_passes <= 0):
+            return 0
+        return self.contact_rounds
 
     @property
     def effective_strain_limit_passes(self) -> int:

@@ -13,8 +13,10 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
    the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), stitches
    (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
-   colliders (last, so particles end each iteration outside obstacles), then self-collision
-   when on (selfcollision/stage.py, which also clamps the predicted velocity).
+   colliders (last, so particles end each iteration outside obstacles), then the contact
+   rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, the
+   strain limit, the colliders again), then self-collision when on (selfcollision/stage.py,
+   which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """
 
@@ -211,7 +213,8 @@ class NumpyBackend:
     def _project(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float, a1: float,
                  selfcol: SelfCollision | None, stats: FrameStats) -> None:
         """One iteration over every constraint family, in place on P: stretch, shear, bend,
-        the strain limit, stitches, tethers, soft pins, colliders, self-collision."""
+        the strain limit, stitches, tethers, soft pins, colliders, contact rounds,
+        self-collision."""
         settings = control.settings
         if consts.xpbd:
             for colors, lam, alpha, gamma, inv in zip(
@@ -241,6 +244,32 @@ class NumpyBackend:
                                                    tethers.rest, settings.tether_slack)
         if self.model.soft_pins.count:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
+        self._collide(P, X_prev, control, consts, a0, a1)
+        if control.colliders and self._levels and not any(
+                isinstance(c, ClothContactCollider) for c in control.colliders):
+            for _ in range(settings.effective_contact_rounds):
+                self._contact_round(P, X_prev, control, consts, a0, a1)
+        if selfcol is not None:
+            selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
+
+    def _contact_round(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
+                       a0: float, a1: float) -> None:
+        """One contact round: the hierarchical pass with the particles in contact this
+        substep held where the colliders put them, the strain limit, the colliders again."""
+        settings = control.settings
+        touching = np.flatnonzero(self.contacts.active)
+        held = P[:, touching]
+        project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
+        P[:, touching] = held
+        project_strain_limit(P, self._stretch, settings.effective_strain_limit,
+                             settings.effective_strain_limit_passes,
+                             margin=sweep_margin(settings.self_collision))
+        self._collide(P, X_prev, control, consts, a0, a1)
+
+    def _collide(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float,
+                 a1: float) -> None:
+        """The colliders in their order, with friction, in place on P."""
+        settings = control.settings
         PT, XT = P.T, X_prev.T
         for collider in control.colliders:
             if isinstance(collider, ClothContactCollider):
@@ -255,8 +284,6 @@ class NumpyBackend:
                              settings.continuous_collision,
                              thickness_scale=self._thickness_scale,
                              friction_scale=self._friction_scale)
-        if selfcol is not None:
-            selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 
     def _soft_targets(self, control: Control, a1: float) -> F:
         """The soft pins' targets (3, S) at ``a1`` of the frame (their rest positions when the

@@ -303,21 +303,42 @@ class ReferenceBackend:
                     kp = 1.0 - (1.0 - float(soft.weight[c])) ** (1.0 / settings.iterations)
                     i = int(soft.particle[c])
                     P[i] += kp * (soft_target[c] - P[i])
-                for collider in colliders:
-                    if isinstance(collider, ClothContactCollider):
-                        collider.project_cloth(P.T, X.T, model.inv_mass, model.topology.triangles.T,
-                                               a0, a1, h, settings.thickness, settings.mu_static,
-                                               settings.friction, self.contacts,
-                                               thickness_scale=t_scale, friction_scale=f_scale)
-                        continue
-                    project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
-                                     settings.mu_static, settings.friction, self.contacts,
-                                     thickness_scale=t_scale, friction_scale=f_scale)
+                self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale, f_scale)
+                if colliders and model.hierarchy.levels and not any(
+                        isinstance(c, ClothContactCollider) for c in colliders):
+                    for _ in range(settings.effective_contact_rounds):
+                        # a contact round: the hierarchical pass with the particles in contact
+                        # held, the strain limit, the colliders again
+                        touching = np.flatnonzero(self.contacts.active)
+                        held = P[touching].copy()
+                        self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
+                        P[touching] = held
+                        self._strain_limit(P, settings.effective_strain_limit,
+                                           settings.effective_strain_limit_passes,
+                                           sweep_margin(settings.self_collision))
+                        self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale,
+                                      f_scale)
             V = (P - X) / h
             if colliders:
                 apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)
             X = P
         return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)
+
+    def _collide(self, P: F, X: F, free: np.ndarray, colliders: Sequence[Collider],
+                 settings: ClothSettings, a0: float, a1: float, h: float, t_scale: F | None,
+                 f_scale: F | None) -> None:
+        """The colliders in their order, with friction, in place on P (N, 3)."""
+        model = self.model
+        for collider in colliders:
+            if isinstance(collider, ClothContactCollider):
+                collider.project_cloth(P.T, X.T, model.inv_mass, model.topology.triangles.T,
+                                       a0, a1, h, settings.thickness, settings.mu_static,
+                                       settings.friction, self.contacts,
+                                       thickness_scale=t_scale, friction_scale=f_scale)
+                continue
+            project_contacts(P, X, free, collider, a0, a1, h, settings.thickness,
+                             settings.mu_static, settings.friction, self.contacts,
+                             thickness_scale=t_scale, friction_scale=f_scale)
 
     def _soft_target(self, a1: float) -> F:
         """The soft pins' targets (S, 3) at ``a1`` of the frame (rest positions without any)."""

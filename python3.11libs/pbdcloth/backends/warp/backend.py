@@ -586,7 +586,8 @@ class WarpBackend:
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
         """Issue every launch of one frame, in the numpy backend's order: per substep predict
         (with the hierarchical pass); ``iterations`` times project stretch, shear, bend,
-        the strain limit, stitches, tethers, soft pins, colliders, self-collision; update."""
+        the strain limit, stitches, tethers, soft pins, colliders, contact rounds,
+        self-collision; update."""
         c = self._substep(settings, dt)
         for step in range(settings.substeps):
             self._predict(launch, c, step)
@@ -600,6 +601,7 @@ class WarpBackend:
                 self._project_tethers(launch, c)
                 self._project_soft_pins(launch, c, step)
                 self._project_colliders(launch, c, step, iteration)
+                self._contact_rounds(launch, c, step, iteration)
                 self._project_self_collision(launch, c, iteration)
             self._update(launch, c)
 
@@ -826,6 +828,25 @@ class WarpBackend:
                     c.contact, self.model.particle_count, c.settings.continuous_collision,
                     iteration):
                 launch(kernel, dim, inputs)
+
+    def _contact_rounds(self, launch: _Recorder, c: _Substep, step: int, iteration: int
+                        ) -> None:
+        """``effective_contact_rounds`` times (with colliders and coarse levels): the
+        hierarchical pass with the particles in contact this substep held, the strain limit,
+        the colliders again (as a later iteration's: the substep's poses and lists are built);
+        none with a mesh collider. Mirrors the numpy backend's ``_contact_round``."""
+        if self._colliders is None or self._colliders.meshes or not self.m.levels:
+            return
+        n = self.model.particle_count
+        for _ in range(c.settings.effective_contact_rounds):
+            self._hold_current_contacts(launch, n)
+            self._project_hierarchy(launch, c)
+            self._project_strain_limit(launch, c)
+            self._project_colliders(launch, c, step, max(iteration, 1))
+
+    def _hold_current_contacts(self, launch: _Recorder, n: int) -> None:
+        """Mark the particles in contact this substep as held by the hierarchical pass."""
+        launch(self.k.hold_contacts, n, [self._contact, self._touching, 1])
 
     def _project_self_collision(self, launch: _Recorder, c: _Substep, iteration: int) -> None:
         """Self-collision's narrow phase, last in the iteration."""
