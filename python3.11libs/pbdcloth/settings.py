@@ -374,8 +374,7 @@ class ClothSettings(DeclaredSettings):
         "leaving the edges at the contact stretched (the sewing scene: 22 % without, 1.6 % "
         "with one round). Each round costs about one more hierarchical pass, strain limit "
         "and collider pass. Runs with the Hierarchical Solve and the Strain Limit on, "
-        "colliders present (analytic shapes and level sets; not with a triangle-mesh "
-        "collider) and Self Collision off; 0 = off.",
+        "colliders present (touching or not) and Self Collision off; 0 = off.",
     )
     backend: str = _declare(  # a BackendChoice (a str) after validation
         BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,

@@ -245,8 +245,7 @@ class NumpyBackend:
         if self.model.soft_pins.count:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         self._collide(P, X_prev, control, consts, a0, a1)
-        if control.colliders and self._levels and not any(
-                isinstance(c, ClothContactCollider) for c in control.colliders):
+        if control.colliders and self._levels:
             for _ in range(settings.effective_contact_rounds):
                 self._contact_round(P, X_prev, control, consts, a0, a1)
         if selfcol is not None:

@@ -304,8 +304,7 @@ class ReferenceBackend:
                     i = int(soft.particle[c])
                     P[i] += kp * (soft_target[c] - P[i])
                 self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale, f_scale)
-                if colliders and model.hierarchy.levels and not any(
-                        isinstance(c, ClothContactCollider) for c in colliders):
+                if colliders and model.hierarchy.levels:
                     for _ in range(settings.effective_contact_rounds):
                         # a contact round: the hierarchical pass with the particles in contact
                         # held, the strain limit, the colliders again

@@ -833,9 +833,9 @@ class WarpBackend:
                         ) -> None:
         """``effective_contact_rounds`` times (with colliders and coarse levels): the
         hierarchical pass with the particles in contact this substep held, the strain limit,
-        the colliders again (as a later iteration's: the substep's poses and lists are built);
-        none with a mesh collider. Mirrors the numpy backend's ``_contact_round``."""
-        if self._colliders is None or self._colliders.meshes or not self.m.levels:
+        the colliders again (as a later iteration's: the substep's poses and lists are built).
+        Mirrors the numpy backend's ``_contact_round``."""
+        if self._colliders is None or not self.m.levels:
             return
         n = self.model.particle_count
         for _ in range(c.settings.effective_contact_rounds):
