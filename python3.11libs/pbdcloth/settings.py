@@ -368,13 +368,14 @@ class ClothSettings(DeclaredSettings):
     contact_rounds: int = _declare(
         1, kind=KIND_INT, label="Contact Rounds", group=GROUP_SOLVER, minimum=0, maximum=8,
         help="Rounds after the colliders of every iteration, each a hierarchical pass (the "
-        "particles in contact held where the colliders put them), the strain limit and the "
-        "colliders again. An obstacle that stops a falling cloth moves its particles after the "
-        "strain limit; the round pulls the rest of the cloth after them from afar instead of "
-        "leaving the edges at the contact stretched (the sewing scene: 22 % without, 1.6 % "
-        "with one round). Each round costs about one more hierarchical pass, strain limit "
-        "and collider pass. Runs with the Hierarchical Solve and the Strain Limit on, "
-        "colliders present (touching or not) and Self Collision off; 0 = off.",
+        "particles in contact held where the colliders put them), then the strain limit, "
+        "stitches, tethers and colliders again. An obstacle that stops a falling cloth moves "
+        "its particles after the strain limit; the round pulls the rest of the cloth after "
+        "them from afar instead of leaving the edges at the contact stretched (the prop "
+        "scene: 13.0 % without, 6.2 % with one round, at about 1.8 times the frame time). "
+        "Runs with the Hierarchical Solve and the Strain Limit on, colliders present "
+        "(touching or not; analytic shapes and level sets, not a triangle-mesh collider) and "
+        "Self Collision off; 0 = off.",
     )
     backend: str = _declare(  # a BackendChoice (a str) after validation
         BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,

@@ -14,8 +14,8 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), stitches
    (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then the contact
-   rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, the
-   strain limit, the colliders again), then self-collision when on (selfcollision/stage.py,
+   rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, then
+   the strain limit, stitches, tethers and colliders again), then self-collision when on (selfcollision/stage.py,
    which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """
@@ -228,6 +228,19 @@ class NumpyBackend:
             project_distance_pbd(P, self._stretch, consts.k[0], self._distance_work)
             project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
+        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=True)
+        if control.colliders and self._levels and not any(
+                isinstance(c, ClothContactCollider) for c in control.colliders):
+            for _ in range(settings.effective_contact_rounds):
+                self._contact_round(P, X_prev, control, consts, a0, a1, stats)
+        if selfcol is not None:
+            selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
+
+    def _limit_and_contacts(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
+                            a0: float, a1: float, stats: FrameStats, soft_pins: bool) -> None:
+        """The iteration after the cloth's own constraints: the strain limit, stitches,
+        tethers, soft pins (once per iteration: their stiffness is per iteration), colliders."""
+        settings = control.settings
         project_strain_limit(P, self._stretch, settings.effective_strain_limit,
                              settings.effective_strain_limit_passes,
                              margin=sweep_margin(settings.self_collision))
@@ -242,28 +255,21 @@ class NumpyBackend:
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,
                                                    tethers.rest, settings.tether_slack)
-        if self.model.soft_pins.count:
+        if soft_pins and self.model.soft_pins.count:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         self._collide(P, X_prev, control, consts, a0, a1)
-        if control.colliders and self._levels:
-            for _ in range(settings.effective_contact_rounds):
-                self._contact_round(P, X_prev, control, consts, a0, a1)
-        if selfcol is not None:
-            selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 
     def _contact_round(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
-                       a0: float, a1: float) -> None:
+                       a0: float, a1: float, stats: FrameStats) -> None:
         """One contact round: the hierarchical pass with the particles in contact this
-        substep held where the colliders put them, the strain limit, the colliders again."""
+        substep held where the colliders put them, then again the strain limit, stitches,
+        tethers and colliders (not the soft pins)."""
         settings = control.settings
         touching = np.flatnonzero(self.contacts.active)
         held = P[:, touching]
         project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
         P[:, touching] = held
-        project_strain_limit(P, self._stretch, settings.effective_strain_limit,
-                             settings.effective_strain_limit_passes,
-                             margin=sweep_margin(settings.self_collision))
-        self._collide(P, X_prev, control, consts, a0, a1)
+        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=False)
 
     def _collide(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float,
                  a1: float) -> None:

@@ -234,80 +234,18 @@ class ReferenceBackend:
                 self._strain_limit(P, settings.effective_strain_limit,
                                    settings.effective_strain_limit_passes,
                                    sweep_margin(settings.self_collision))
-                st = model.stitches
-                for c in range(st.count):
-                    i, j = int(st.i[c]), int(st.j[c])
-                    wi, wj = w[i], w[j]
-                    a = 0.0 if st.compliance is None else float(st.compliance[c])
-                    target = float(st.rest[c]) if a > 0.0 else max(
-                        float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
-                        - model.stitch_speed * h)
-                    d = P[i] - P[j]
-                    length = float(np.linalg.norm(d))
-                    if st.compliance is not None:  # XPBD, multipliers from 0 each substep
-                        at = a / (h * h)
-                        if wi + wj + at <= 0.0:
-                            continue
-                        dl = (-(length - target) - at * stitch_lam[0][c]) / (wi + wj + at)
-                        stitch_lam[0][c] += dl
-                        n = d / max(length, 1e-12)
-                        P[i] += wi * dl * n
-                        P[j] -= wj * dl * n
-                        continue
-                    if wi + wj == 0.0 or length < 1e-12:
-                        continue
-                    corr = (length - target) / length * d
-                    P[i] -= wi / (wi + wj) * corr
-                    P[j] += wj / (wi + wj) * corr
-                ts = model.triangle_stitches
-                for c in range(ts.count):
-                    p_, a_, b_, c_ = (int(k) for k in ts.members[c])
-                    u, vv, ww = (float(k) for k in ts.barycentric[c])
-                    wts = [w[p_], u * u * w[a_], vv * vv * w[b_], ww * ww * w[c_]]
-                    a = 0.0 if ts.compliance is None else float(ts.compliance[c])
-                    q0 = u * X[a_] + vv * X[b_] + ww * X[c_]
-                    target = float(ts.rest[c]) if a > 0.0 else max(
-                        float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0)) - ts.speed * h)
-                    d = P[p_] - (u * P[a_] + vv * P[b_] + ww * P[c_])
-                    length = float(np.linalg.norm(d))
-                    if ts.compliance is not None:
-                        at = a / (h * h)
-                        if sum(wts) + at <= 0.0:
-                            continue
-                        dl = (-(length - target) - at * stitch_lam[1][c]) / (sum(wts) + at)
-                        stitch_lam[1][c] += dl
-                        n = d / max(length, 1e-12)
-                        P[p_] += w[p_] * dl * n
-                        P[a_] -= u * w[a_] * dl * n
-                        P[b_] -= vv * w[b_] * dl * n
-                        P[c_] -= ww * w[c_] * dl * n
-                        continue
-                    if sum(wts) == 0.0 or length < 1e-12:
-                        continue
-                    corr = (length - target) / sum(wts) / length * d
-                    P[p_] -= w[p_] * corr
-                    P[a_] += u * w[a_] * corr
-                    P[b_] += vv * w[b_] * corr
-                    P[c_] += ww * w[c_] * corr
-                if settings.tethers:
-                    t = model.tethers
-                    for c in range(t.count):
-                        i, a = int(t.particle[c]), int(t.anchor[c])
-                        d = P[i] - P[a]
-                        length = float(np.linalg.norm(d))
-                        over = length - settings.tether_slack * t.rest[c]
-                        if over > 0.0:
-                            P[i] -= d * (over / length)
+                self._stitches_and_tethers(P, X, settings, h, stitch_lam)
                 soft = model.soft_pins
                 for c in range(soft.count):
                     kp = 1.0 - (1.0 - float(soft.weight[c])) ** (1.0 / settings.iterations)
                     i = int(soft.particle[c])
                     P[i] += kp * (soft_target[c] - P[i])
                 self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale, f_scale)
-                if colliders and model.hierarchy.levels:
+                if colliders and model.hierarchy.levels and not any(
+                        isinstance(c, ClothContactCollider) for c in colliders):
                     for _ in range(settings.effective_contact_rounds):
                         # a contact round: the hierarchical pass with the particles in contact
-                        # held, the strain limit, the colliders again
+                        # held, the strain limit, stitches, tethers, the colliders again
                         touching = np.flatnonzero(self.contacts.active)
                         held = P[touching].copy()
                         self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
@@ -315,6 +253,7 @@ class ReferenceBackend:
                         self._strain_limit(P, settings.effective_strain_limit,
                                            settings.effective_strain_limit_passes,
                                            sweep_margin(settings.self_collision))
+                        self._stitches_and_tethers(P, X, settings, h, stitch_lam)
                         self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale,
                                       f_scale)
             V = (P - X) / h
@@ -322,6 +261,77 @@ class ReferenceBackend:
                 apply_restitution(V, V_pred, self.contacts, settings.restitution, rest_speed)
             X = P
         return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)
+
+    def _stitches_and_tethers(self, P: F, X: F, settings: ClothSettings, h: float,
+                              stitch_lam: tuple[F, F]) -> None:
+        """Stitches (closing at the model's stitch speed; XPBD where compliant), triangle
+        stitches, then tethers, one constraint at a time, in place on P (N, 3)."""
+        model = self.model
+        w = model.inv_mass
+        st = model.stitches
+        for c in range(st.count):
+            i, j = int(st.i[c]), int(st.j[c])
+            wi, wj = w[i], w[j]
+            a = 0.0 if st.compliance is None else float(st.compliance[c])
+            target = float(st.rest[c]) if a > 0.0 else max(
+                float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
+                - model.stitch_speed * h)
+            d = P[i] - P[j]
+            length = float(np.linalg.norm(d))
+            if st.compliance is not None:  # XPBD, multipliers from 0 each substep
+                at = a / (h * h)
+                if wi + wj + at <= 0.0:
+                    continue
+                dl = (-(length - target) - at * stitch_lam[0][c]) / (wi + wj + at)
+                stitch_lam[0][c] += dl
+                n = d / max(length, 1e-12)
+                P[i] += wi * dl * n
+                P[j] -= wj * dl * n
+                continue
+            if wi + wj == 0.0 or length < 1e-12:
+                continue
+            corr = (length - target) / length * d
+            P[i] -= wi / (wi + wj) * corr
+            P[j] += wj / (wi + wj) * corr
+        ts = model.triangle_stitches
+        for c in range(ts.count):
+            p_, a_, b_, c_ = (int(k) for k in ts.members[c])
+            u, vv, ww = (float(k) for k in ts.barycentric[c])
+            wts = [w[p_], u * u * w[a_], vv * vv * w[b_], ww * ww * w[c_]]
+            a = 0.0 if ts.compliance is None else float(ts.compliance[c])
+            q0 = u * X[a_] + vv * X[b_] + ww * X[c_]
+            target = float(ts.rest[c]) if a > 0.0 else max(
+                float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0)) - ts.speed * h)
+            d = P[p_] - (u * P[a_] + vv * P[b_] + ww * P[c_])
+            length = float(np.linalg.norm(d))
+            if ts.compliance is not None:
+                at = a / (h * h)
+                if sum(wts) + at <= 0.0:
+                    continue
+                dl = (-(length - target) - at * stitch_lam[1][c]) / (sum(wts) + at)
+                stitch_lam[1][c] += dl
+                n = d / max(length, 1e-12)
+                P[p_] += w[p_] * dl * n
+                P[a_] -= u * w[a_] * dl * n
+                P[b_] -= vv * w[b_] * dl * n
+                P[c_] -= ww * w[c_] * dl * n
+                continue
+            if sum(wts) == 0.0 or length < 1e-12:
+                continue
+            corr = (length - target) / sum(wts) / length * d
+            P[p_] -= w[p_] * corr
+            P[a_] += u * w[a_] * corr
+            P[b_] += vv * w[b_] * corr
+            P[c_] += ww * w[c_] * corr
+        if settings.tethers:
+            t = model.tethers
+            for c in range(t.count):
+                i, a = int(t.particle[c]), int(t.anchor[c])
+                d = P[i] - P[a]
+                length = float(np.linalg.norm(d))
+                over = length - settings.tether_slack * t.rest[c]
+                if over > 0.0:
+                    P[i] -= d * (over / length)
 
     def _collide(self, P: F, X: F, free: np.ndarray, colliders: Sequence[Collider],
                  settings: ClothSettings, a0: float, a1: float, h: float, t_scale: F | None,

@@ -832,16 +832,20 @@ class WarpBackend:
     def _contact_rounds(self, launch: _Recorder, c: _Substep, step: int, iteration: int
                         ) -> None:
         """``effective_contact_rounds`` times (with colliders and coarse levels): the
-        hierarchical pass with the particles in contact this substep held, the strain limit,
-        the colliders again (as a later iteration's: the substep's poses and lists are built).
+        hierarchical pass with the particles in contact this substep held, then again the
+        strain limit, stitches, tethers and the colliders (as a later iteration's: the
+        substep's poses and lists are built; not the soft pins, whose stiffness is per
+        iteration); none with a triangle-mesh collider.
         Mirrors the numpy backend's ``_contact_round``."""
-        if self._colliders is None or not self.m.levels:
+        if self._colliders is None or self._colliders.meshes or not self.m.levels:
             return
         n = self.model.particle_count
         for _ in range(c.settings.effective_contact_rounds):
             self._hold_current_contacts(launch, n)
             self._project_hierarchy(launch, c)
             self._project_strain_limit(launch, c)
+            self._project_stitches(launch, c, 0)
+            self._project_tethers(launch, c)
             self._project_colliders(launch, c, step, max(iteration, 1))
 
     def _hold_current_contacts(self, launch: _Recorder, n: int) -> None:
