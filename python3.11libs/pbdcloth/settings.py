@@ -571,8 +571,7 @@ class ClothSettings(DeclaredSettings):
         """The contact rounds the solve runs (with colliders present): ``contact_rounds``, or
         0 without the hierarchical solve, without the strain limit (tearing on, or a limit of
         0) or while self collision is on (the hierarchical pass is skipped there)."""
-        if (not self.hierarchy or self.self_collision or self.effective_strain_limit <= 0.0
-                or self.strain_limit_passes <= 0):
+        if not self.hierarchy or self.self_collision or self.effective_strain_limit <= 0.0:
             return 0
         return self.contact_rounds
 

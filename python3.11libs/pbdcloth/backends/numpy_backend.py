@@ -182,10 +182,7 @@ class NumpyBackend:
             # thicknesses of one at the substep's start stay where the prediction put them:
             # the coarse levels know no obstacles and would pull them in.
             self._probe_contacts(X, control, consts, a1)
-            touching = np.flatnonzero(self.contacts.active)
-            held = P[:, touching]
-            project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
-            P[:, touching] = held
+            self._hierarchy_holding_contacts(P, settings.hierarchy_slack)
         self.contacts.clear()
         if consts.xpbd:
             for lam in self._lam:
@@ -264,12 +261,16 @@ class NumpyBackend:
         """One contact round: the hierarchical pass with the particles in contact this
         substep held where the colliders put them, then again the strain limit, stitches,
         tethers and colliders (not the soft pins)."""
-        settings = control.settings
+        self._hierarchy_holding_contacts(P, control.settings.hierarchy_slack)
+        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=False)
+
+    def _hierarchy_holding_contacts(self, P: F, slack: float) -> None:
+        """The hierarchical pass, in place on P, with the particles marked in
+        ``self.contacts`` left where they are."""
         touching = np.flatnonzero(self.contacts.active)
         held = P[:, touching]
-        project_hierarchy(P, self._levels, settings.hierarchy_slack, self._distance_work)
+        project_hierarchy(P, self._levels, slack, self._distance_work)
         P[:, touching] = held
-        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=False)
 
     def _collide(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float,
                  a1: float) -> None:

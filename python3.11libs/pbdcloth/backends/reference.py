@@ -107,9 +107,12 @@ class ReferenceBackend:
     def _hierarchy(self, P: F, slack: float) -> None:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
         level's masses, then its corrections interpolated to the finer level's other
-        particles, x_f = X_f + sum_k w_fk (x_pk - X_pk). (The caller keeps the particles that
-        touched a collider in the frame's last substep, or lie within PROBE_REACH thicknesses
-        of one, where they were.)"""
+        particles, x_f = X_f + sum_k w_fk (x_pk - X_pk). The particles marked in
+        ``self.contacts`` stay where they were (in the predict: those that touched a collider
+        in the frame's last substep or lie within PROBE_REACH thicknesses of one; in a contact
+        round: those in contact this substep)."""
+        touching = np.flatnonzero(self.contacts.active)
+        held = P[touching].copy()
         start = P.copy()
         for level in reversed(self.model.hierarchy.levels):
             _project_unilateral(P, level, slack, slack)
@@ -118,6 +121,7 @@ class ReferenceBackend:
                 for parent, weight in zip(level.parents[row], level.weights[row]):
                     moved += weight * (P[parent] - start[parent])
                 P[f] = moved
+        P[touching] = held
 
     def _strain_limit(self, P: F, limit: float, passes: int, margin: float) -> None:
         """Provot 1995: sweeps over the mesh edges in colored order until a sweep shortens
@@ -167,10 +171,7 @@ class ReferenceBackend:
                         project_contacts(probe, X, free, collider, a0, a1, h,
                                          PROBE_REACH * settings.thickness, 0.0, 0.0,
                                          self.contacts, False, thickness_scale=t_scale)
-                touching = np.flatnonzero(self.contacts.active)
-                held = P[touching].copy()
                 self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
-                P[touching] = held
             soft_target = self._soft_target(a1)
             V_pred = V.copy()
             self.contacts.clear()
@@ -246,10 +247,7 @@ class ReferenceBackend:
                     for _ in range(settings.effective_contact_rounds):
                         # a contact round: the hierarchical pass with the particles in contact
                         # held, the strain limit, stitches, tethers, the colliders again
-                        touching = np.flatnonzero(self.contacts.active)
-                        held = P[touching].copy()
                         self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
-                        P[touching] = held
                         self._strain_limit(P, settings.effective_strain_limit,
                                            settings.effective_strain_limit_passes,
                                            sweep_margin(settings.self_collision))

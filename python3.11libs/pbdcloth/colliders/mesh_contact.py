@@ -412,8 +412,8 @@ def project_cloth_vertices(P: F, X: F, free: I, sub: Substep, grid: BoxGrid, pai
         # each collider call would flip the side the one before chose.
         side = side.copy()
         jz = j.take(zero)
-        moved: F = sum(columns(c1, jz) - columns(c0, jz)   # type: ignore[assignment]
-                       for c0, c1 in zip(sub.corners0, sub.corners1)) / 3.0
+        m = sub.motion
+        moved = (columns(m[0], jz) + columns(m[1], jz) + columns(m[2], jz)) / 3.0
         toward = np.sign(dot(moved, columns(sub.normal0, jz)))
         side[zero] = np.where(toward != 0.0, toward, sub.orientation or 1.0)
     ahead = side * plane1

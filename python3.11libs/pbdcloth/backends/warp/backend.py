@@ -841,16 +841,13 @@ class WarpBackend:
             return
         n = self.model.particle_count
         for _ in range(c.settings.effective_contact_rounds):
-            self._hold_current_contacts(launch, n)
+            # the particles in contact this substep are held by the hierarchical pass
+            launch(self.k.hold_contacts, n, [self._contact, self._touching, 1])
             self._project_hierarchy(launch, c)
             self._project_strain_limit(launch, c)
             self._project_stitches(launch, c, 0)
             self._project_tethers(launch, c)
             self._project_colliders(launch, c, step, max(iteration, 1))
-
-    def _hold_current_contacts(self, launch: _Recorder, n: int) -> None:
-        """Mark the particles in contact this substep as held by the hierarchical pass."""
-        launch(self.k.hold_contacts, n, [self._contact, self._touching, 1])
 
     def _project_self_collision(self, launch: _Recorder, c: _Substep, iteration: int) -> None:
         """Self-collision's narrow phase, last in the iteration."""

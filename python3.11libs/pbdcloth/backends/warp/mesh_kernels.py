@@ -735,9 +735,9 @@ def build_mesh_kernels(precision: str = "float32") -> SimpleNamespace:
                 side = orient
             if side == zero:  # in the plane at the start: the side the triangle moves toward
                 shift = ((a1 - a0) + (b1 - v0[t[1]]) + (c1 - v0[t[2]])) * third
-                away = sgn(wp.dot(shift, nj0))
-                side = away
-                if away == zero:
+                toward = sgn(wp.dot(shift, nj0))
+                side = toward
+                if toward == zero:
                     side = orient
                     if orient == zero:
                         side = one

@@ -692,9 +692,9 @@ static void* work(void* arg) {
       if (side == zero) {  // in the plane at the start: the side the triangle moves toward
         const V shift = wp::mul(wp::add(wp::add(wp::sub(a1, a0), wp::sub(b1, M.v0[t[1]])),
                                         wp::sub(c1, M.v0[t[2]])), third);
-        const R away = sgn(wp::dot(shift, nj0));
-        side = away;
-        if (away == zero) {
+        const R toward = sgn(wp::dot(shift, nj0));
+        side = toward;
+        if (toward == zero) {
           side = orient;
           if (orient == zero) side = one;
         }
