@@ -22,6 +22,7 @@ TIER_NAMES = ("unit", "physics", "parity", "pipeline", "houdini")
 #: The tier of each test module (by file name without ``test_`` and ``.py``).
 TIERS = {
     "layout": "unit",
+    "portable": "unit",
     "mesh": "unit",
     "topology": "unit",
     "constraints": "unit",

@@ -11,7 +11,7 @@ Layers, highest first (a module may import its own layer and the ones below it):
     colliders, selfcollision         obstacles and the cloth against itself
     cloth                            mesh, topology, coloring, model, state
     constraints                      pure projections (the model computes rest data with them)
-    settings, presets, arrays, atomic, version  the ground
+    settings, presets, arrays, portable, atomic, version  the ground
 
 The package's ``__init__`` is the public facade and may import anything; nothing imports it.
 Every import counts, also those inside functions (lazy imports are still dependencies).
@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"colliders", "selfcollision"},
     {"cloth"},
     {"constraints"},
-    {"settings", "presets", "arrays", "atomic", "version"},
+    {"settings", "presets", "arrays", "portable", "atomic", "version"},
 ]
 
 

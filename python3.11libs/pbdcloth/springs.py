@@ -69,6 +69,7 @@ from .arrays import B, F
 from .backends.base import FrameStats
 from .colliders.base import Collider
 from .colliders.shapes import Capsule, Sphere
+from .portable import dot, matmul, rotate, rotate_t
 from .settings import SPRING_SETTINGS, SpringSettings
 
 __all__ = ["SPRING_SETTINGS", "SpringChain", "SpringChainError", "SpringControl", "SpringModel",
@@ -170,8 +171,8 @@ class SpringModel:
         """
         rot, trans = _as_rigid(parent)
         nodes = np.empty_like(self.node_rest_positions)
-        nodes[0] = rot @ self.node_rest_positions[0] + trans
-        nodes[1:] = nodes[0] + np.cumsum(self.joint_rest_offset @ rot.T, axis=0)
+        nodes[0] = rotate(rot, self.node_rest_positions[0]) + trans
+        nodes[1:] = nodes[0] + np.cumsum(rotate(rot, self.joint_rest_offset), axis=0)
         tails = nodes[1:].copy()
         return SpringState(node_positions=nodes, tail_positions=tails,
                            tail_previous_positions=tails.copy(),
@@ -291,11 +292,11 @@ class SpringSolver:
         nodes = np.empty((count + 1, 3))
         tails = np.empty((count, 3))
         rotations = np.empty((count, 3, 3))
-        head = rot_p @ m.node_rest_positions[0] + trans
+        head = rotate(rot_p, m.node_rest_positions[0]) + trans
         nodes[0] = head
         for i in range(count):
             tail, length, axis = tails_now[i], m.joint_length[i], m.joint_axis[i]
-            target = rot_p @ axis  # the rest direction turned with the parent
+            target = rotate(rot_p, axis)  # the rest direction turned with the parent
             inertia = m.joint_keep[i] * (tail - tails_before[i])         # 1. inertia less drag
             spring = (h * m.joint_stiffness[i]) * target                 # 2. stiffness
             fall = h * m.joint_gravity[i]                                # 3. gravity
@@ -304,10 +305,11 @@ class SpringSolver:
             if bounds is not None:                                       # 5. collisions
                 nxt = self._collide(colliders, bounds, head, nxt, length, m.joint_radius[i],
                                     target)
-            rot = rot_p @ _from_to(axis, rot_p.T @ ((nxt - head) / length))  # 6. rotation
+            bone = rotate_t(rot_p, (nxt - head) / length)
+            rot = matmul(rot_p, _from_to(axis, bone))                   # 6. rotation
             tails[i] = nxt
             rotations[i] = rot
-            head = head + rot @ m.joint_rest_offset[i]
+            head = head + rotate(rot, m.joint_rest_offset[i])
             nodes[i + 1] = head
             rot_p = rot
         state_out.tail_previous_positions = tails_now.copy()
@@ -577,7 +579,7 @@ class _DistanceBounds:
 def _at_length(head: F, point: F, length: float, fallback: F) -> F:
     """``head + length * unit(point - head)``; along ``fallback`` if the point is the head."""
     d = point - head
-    norm = math.sqrt(float(d @ d))
+    norm = math.sqrt(float(dot(d, d)))
     if norm == 0.0:
         return head + length * fallback
     return head + (length / norm) * d
@@ -590,7 +592,7 @@ def _from_to(a: F, b: F) -> F:
     (1 + a.b ~ 0) a half turn about an axis perpendicular to ``a`` (as three.js
     ``Quaternion.setFromUnitVectors`` does).
     """
-    w = 1.0 + float(a @ b)
+    w = 1.0 + float(dot(a, b))
     if w < 1e-12:
         if abs(a[0]) > abs(a[2]):
             v = np.array([-a[1], a[0], 0.0])
@@ -601,7 +603,7 @@ def _from_to(a: F, b: F) -> F:
         v = np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                       a[0] * b[1] - a[1] * b[0]])
     q = np.array([w, v[0], v[1], v[2]])
-    q /= math.sqrt(float(q @ q))
+    q /= math.sqrt(float(dot(q, q)))
     return quaternion_matrix(q)
 
 
@@ -631,8 +633,8 @@ def _settle(collider: Collider, head: F, tail: F, length: float, radius: float) 
             break
         u = (point[0] - head) / length
         m = normal[0]
-        tangent = m - float(m @ u) * u
-        rate = math.sqrt(float(tangent @ tangent))
+        tangent = m - float(dot(m, u)) * u
+        rate = math.sqrt(float(dot(tangent, tangent)))
         if rate < 1e-9:
             break
         turn = min(-depth / rate / length, _SETTLE_MAX_TURN)

@@ -52,6 +52,7 @@ from ..constraints.stitch import (
 )
 from ..constraints.strain_limit import project_strain_limit, sweep_margin
 from ..constraints.tether import project_tethers
+from ..portable import norm
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ..settings import ClothSettings, Model
@@ -162,7 +163,8 @@ class NumpyBackend:
             V *= consts.decay
         if np.any(consts.wind != 0.0):
             normals = vertex_normals_t(X, self.model.topology.triangles)
-            load = (consts.wind @ normals) * normals
+            w = consts.wind
+            load = ((w[0] * normals[0] + w[1] * normals[1]) + w[2] * normals[2]) * normals
             V[:, free_idx] += h * (consts.gravity + load[:, free_idx])
         else:
             V[:, free_idx] += h * consts.gravity
@@ -330,5 +332,5 @@ class NumpyBackend:
                pbd_stiffness(settings.bend_stiffness, it)),
             alpha=(alpha[0], alpha[1], alpha[2]), gamma=(gamma[0], gamma[1], gamma[2]),
             inv_denominators=inv,
-            rest_speed=2.0 * float(np.linalg.norm(settings.gravity)) * h,
+            rest_speed=2.0 * norm(settings.gravity) * h,
         )

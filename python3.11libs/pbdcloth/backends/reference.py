@@ -31,6 +31,7 @@ from ..colliders.response import ContactBuffer, apply_restitution, project_conta
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
 from ..constraints.hierarchy import PROBE_REACH
 from ..constraints.strain_limit import limit_target, sweep_margin
+from ..portable import dot, norm
 from ..settings import ClothSettings, Model
 from .base import Control, FrameStats, pbd_stiffness
 
@@ -43,17 +44,17 @@ def _hinge_angle_gradient(x1: F, x2: F, x3: F, x4: F) -> tuple[float, list[F]] |
     b = x4 - x1
     n1 = np.cross(e, a)
     n2 = np.cross(b, e)
-    n1sq = float(n1 @ n1)
-    n2sq = float(n2 @ n2)
-    elen = math.sqrt(float(e @ e))
+    n1sq = float(dot(n1, n1))
+    n2sq = float(dot(n2, n2))
+    elen = math.sqrt(float(dot(e, e)))
     if n1sq <= 1e-30 or n2sq <= 1e-30 or elen == 0.0:
         return None
-    theta = math.atan2(-float(n1 @ b) * elen, float(n1 @ n2))
+    theta = math.atan2(-float(dot(n1, b)) * elen, float(dot(n1, n2)))
     m1 = n1 / n1sq
     m2 = n2 / n2sq
     g3 = -elen * m1
     g4 = -elen * m2
-    g2 = (float(a @ e) / elen) * m1 + (float(b @ e) / elen) * m2
+    g2 = (float(dot(a, e)) / elen) * m1 + (float(dot(b, e)) / elen) * m2
     g1 = -(g2 + g3 + g4)
     return theta, [g1, g2, g3, g4]
 
@@ -68,7 +69,7 @@ def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, trigger: flo
     for c in range(fam.count):
         i, j = int(fam.i[c]), int(fam.j[c])
         d = P[i] - P[j]
-        length = math.sqrt(float(d @ d))
+        length = math.sqrt(float(dot(d, d)))
         rest = float(fam.rest[c])
         if length - trigger * rest <= 0.0 or length < 1e-12:
             continue
@@ -149,7 +150,7 @@ class ReferenceBackend:
         g = np.asarray(settings.gravity)
         decay = math.exp(-settings.damping * h)
         xpbd = settings.model == Model.XPBD
-        rest_speed = 2.0 * float(np.linalg.norm(g)) * h
+        rest_speed = 2.0 * norm(g) * h
         t_scale, f_scale = contact_scales(model.point_attributes)
         if any(c != 0.0 for c in settings.wind):
             raise NotImplementedError("the reference loop has no wind")
@@ -192,7 +193,7 @@ class ReferenceBackend:
                         i, j = int(fam.i[c]), int(fam.j[c])
                         wi, wj = w[i], w[j]
                         d = P[i] - P[j]
-                        length = float(np.linalg.norm(d))
+                        length = norm(d)
                         if length < 1e-12 or wi + wj == 0.0:
                             continue
                         n = d / length
@@ -220,7 +221,7 @@ class ReferenceBackend:
                         continue
                     theta, grads = res
                     cval = _wrap(theta - bend.rest_angle[c])
-                    denom = sum(w[k] * float(gk @ gk) for k, gk in zip(q, grads))
+                    denom = sum(w[k] * float(dot(gk, gk)) for k, gk in zip(q, grads))
                     if xpbd:
                         if sc * denom + atb <= 0.0:
                             continue
@@ -272,10 +273,10 @@ class ReferenceBackend:
             wi, wj = w[i], w[j]
             a = 0.0 if st.compliance is None else float(st.compliance[c])
             target = float(st.rest[c]) if a > 0.0 else max(
-                float(st.rest[c]), float(np.linalg.norm(X[i] - X[j]))
+                float(st.rest[c]), norm(X[i] - X[j])
                 - model.stitch_speed * h)
             d = P[i] - P[j]
-            length = float(np.linalg.norm(d))
+            length = norm(d)
             if st.compliance is not None:  # XPBD, multipliers from 0 each substep
                 at = a / (h * h)
                 if wi + wj + at <= 0.0:
@@ -299,9 +300,9 @@ class ReferenceBackend:
             a = 0.0 if ts.compliance is None else float(ts.compliance[c])
             q0 = u * X[a_] + vv * X[b_] + ww * X[c_]
             target = float(ts.rest[c]) if a > 0.0 else max(
-                float(ts.rest[c]), float(np.linalg.norm(X[p_] - q0)) - ts.speed * h)
+                float(ts.rest[c]), norm(X[p_] - q0) - ts.speed * h)
             d = P[p_] - (u * P[a_] + vv * P[b_] + ww * P[c_])
-            length = float(np.linalg.norm(d))
+            length = norm(d)
             if ts.compliance is not None:
                 at = a / (h * h)
                 if sum(wts) + at <= 0.0:
@@ -326,7 +327,7 @@ class ReferenceBackend:
             for c in range(t.count):
                 i, a = int(t.particle[c]), int(t.anchor[c])
                 d = P[i] - P[a]
-                length = float(np.linalg.norm(d))
+                length = norm(d)
                 over = length - settings.tether_slack * t.rest[c]
                 if over > 0.0:
                     P[i] -= d * (over / length)

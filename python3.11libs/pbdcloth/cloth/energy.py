@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints.bend import dihedral_angle, wrap_angle
+from ..portable import dot
 from ..settings import ClothSettings, Model
 from .mesh import FloatArray
 from .model import ClothModel, DistanceFamily
@@ -72,7 +73,7 @@ def cloth_energy(model: ClothModel, positions: FloatArray, velocities: FloatArra
     x, v = positions[free], velocities[free]
     kinetic = float(0.5 * (m * np.einsum("ij,ij->i", v, v)).sum())
     g = np.asarray(settings.gravity, dtype=np.float64)
-    gravity = float(-(m * ((x - np.asarray(reference, dtype=np.float64)) @ g)).sum())
+    gravity = float(-(m * dot(x - np.asarray(reference, dtype=np.float64), g)).sum())
     if settings.model != Model.XPBD:
         return Energy(kinetic, gravity, 0.0, 0.0, 0.0)
     bend = 0.0

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import F, I
+from ..portable import atan2
 from .coloring import color_constraints_pinned_last
 
 MIN_LEVEL_PARTICLES = 16
@@ -214,7 +215,7 @@ def surface_distance(rest_positions: F, normals: F | None, i: I, j: I) -> F:
     turned = sin_phi > 1e-12
     if not turned.any():
         return chord
-    phi = np.arctan2(sin_phi, np.einsum("ij,ij->i", ni, nj))
+    phi = atan2(sin_phi, np.einsum("ij,ij->i", ni, nj))
     k = axis / np.where(turned, sin_phi, 1.0)[:, None]
     along = np.einsum("ij,ij->i", c, k)
     across_sq = np.maximum(chord * chord - along * along, 0.0)

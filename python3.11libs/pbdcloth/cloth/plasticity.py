@@ -15,6 +15,7 @@ crumpled and released keeps creases; below the threshold nothing creeps.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -39,7 +40,7 @@ def plastic_rest_angles(positions: F, model: ClothModel, threshold: float, rate:
     count = int(yielded.sum())
     if count == 0:
         return None
-    share = 1.0 - np.exp(-rate * dt)
+    share = 1.0 - math.exp(-rate * dt)
     rest = bend.rest_angle.copy()
     rest[yielded] = wrap_angle(rest[yielded] + share * np.sign(excess[yielded]) * over[yielded])
     return rest, count

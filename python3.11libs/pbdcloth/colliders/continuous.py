@@ -35,6 +35,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from ..portable import dot
 from .base import F
 
 #: Bisection steps for the entry time: the entry is found to 2^-BISECTIONS of the path.
@@ -59,8 +60,8 @@ def segment_axis_distance(y: F, a: F, b: F) -> tuple[F, F]:
     """Distance (M,) from points ``y`` (M, 3) to the segment a-b, and the offset (M, 3) from
     its closest point to ``y``."""
     e = b - a
-    ee = float(e @ e)
-    u = np.zeros(y.shape[0]) if ee == 0.0 else _clamp01((y - a) @ e / ee)
+    ee = float(dot(e, e))
+    u = np.zeros(y.shape[0]) if ee == 0.0 else _clamp01(dot(y - a, e) / ee)
     off = y - (a + u[:, None] * e)
     return np.sqrt(np.einsum("ij,ij->i", off, off)), off
 
@@ -71,14 +72,14 @@ def closest_time(y0: F, d: F, a: F, b: F) -> F:
     e = b - a
     r = y0 - a
     A = np.einsum("ij,ij->i", d, d)
-    E = float(e @ e)
-    F_ = r @ e
+    E = float(dot(e, e))
+    F_ = dot(r, e)
     C = np.einsum("ij,ij->i", d, r)
     moving = A > 0.0
     safe_a = np.where(moving, A, 1.0)
     if E == 0.0:
         return np.where(moving, _clamp01(-C / safe_a), 0.0)
-    B = d @ e
+    B = dot(d, e)
     denom = A * E - B * B
     t = np.where(denom > 0.0, _clamp01((B * F_ - C * E) / np.where(denom > 0.0, denom, 1.0)),
                  0.0)

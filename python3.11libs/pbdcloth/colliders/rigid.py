@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import F
+from ..portable import dot, matmul, norm, rotate, rotate_t
 from .base import SolverInputError
 
 #: Tolerance on |R^T R - I| (largest entry) for a matrix to count as a rotation. Houdini and DCC
@@ -66,16 +67,16 @@ class Rigid:
 
     def compose(self, inner: Rigid) -> Rigid:
         """self after inner: x = R_s (R_i y + t_i) + t_s."""
-        return Rigid.from_parts(self.rotation @ inner.rotation,
-                                self.rotation @ inner.translation + self.translation)
+        return Rigid.from_parts(matmul(self.rotation, inner.rotation),
+                                rotate(self.rotation, inner.translation) + self.translation)
 
     def to_local(self, points: F) -> F:
         """y = R^T (x - t) for world points (M, 3) -> local points (M, 3)."""
-        return (points - self.translation) @ self.rotation
+        return rotate_t(self.rotation, points - self.translation)
 
     def to_world(self, points: F) -> F:
         """x = R y + t for local points (M, 3) -> world points (M, 3)."""
-        return points @ self.rotation.T + self.translation
+        return rotate(self.rotation, points) + self.translation
 
     def same_as(self, other: Rigid) -> bool:
         return bool(np.array_equal(self.rotation, other.rotation)
@@ -140,7 +141,7 @@ def quaternion_from_matrix(r: F) -> F:
         s = 2.0 * math.sqrt(max(1.0 + 2.0 * r[2, 2] - t, 0.0))
         q = ((r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, 0.25 * s)
     out = np.array(q, dtype=np.float64)
-    out /= np.linalg.norm(out)
+    out /= norm(out)
     return -out if out[0] < 0.0 else out
 
 
@@ -163,18 +164,18 @@ def slerp(q0: F, q1: F, alpha: float) -> F:
     """
     if alpha == 0.0:
         return q0
-    c = float(q0 @ q1)
+    c = float(dot(q0, q1))
     if c < 0.0:
         q1, c = -q1, -c
     if alpha == 1.0:
         return q1
     if c > 1.0 - 1e-12:
         q = q0 + alpha * (q1 - q0)
-        return q / np.linalg.norm(q)
+        return q / norm(q)
     omega = math.acos(min(c, 1.0))
     s = math.sin(omega)
     q = (math.sin((1.0 - alpha) * omega) / s) * q0 + (math.sin(alpha * omega) / s) * q1
-    return q / np.linalg.norm(q)
+    return q / norm(q)
 
 
 def interpolate(pose0: Rigid, pose1: Rigid, alpha: float, pivot: F) -> Rigid:
@@ -189,7 +190,7 @@ def interpolate(pose0: Rigid, pose1: Rigid, alpha: float, pivot: F) -> Rigid:
         return pose1
     q = slerp(pose0.quaternion, pose1.quaternion, alpha)
     r = matrix_from_quaternion(q)
-    c0 = pose0.rotation @ pivot + pose0.translation
-    c1 = pose1.rotation @ pivot + pose1.translation
+    c0 = rotate(pose0.rotation, pivot) + pose0.translation
+    c1 = rotate(pose1.rotation, pivot) + pose1.translation
     c = c0 + alpha * (c1 - c0)
-    return Rigid(r, c - r @ pivot, q)
+    return Rigid(r, c - rotate(r, pivot), q)

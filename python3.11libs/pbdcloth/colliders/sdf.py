@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..portable import rotate, rotate_columns
 from .base import Collider, F
 from .continuous import field_entry
 from .rigid import Rigid, interpolate, rigid_from_matrix
@@ -198,9 +199,8 @@ class SdfCollider(Collider):
         inside than the band); there the distance reads +background or -background.
         """
         pose, a, b = self._at(alpha)
-        phi, grad = self.grid.evaluate(self.grid.locate(a @ np.asarray(points,
-                                                                      dtype=np.float64).T + b))
-        return phi, (pose.rotation @ grad).T
+        phi, grad = self.grid.evaluate(self.grid.locate(rotate_columns(a, points) + b))
+        return phi, rotate(pose.rotation, grad.T)
 
     def near(self, points: F, alpha: float, distance: float) -> tuple[NDArray[np.intp], F, F]:
         """The points closer than ``distance`` [m]: their indices (K,), distances (K,) and
@@ -210,19 +210,21 @@ class SdfCollider(Collider):
         for the K near points only.
         """
         pose, a, b = self._at(alpha)
-        cells = self.grid.locate(a @ np.asarray(points, dtype=np.float64).T + b)
+        cells = self.grid.locate(rotate_columns(a, points) + b)
         phi = self.grid.distance(cells)
         idx = np.flatnonzero(phi < distance)
         grad = self.grid.normal(cells if idx.size == phi.size else cells.subset(idx))
-        return idx, phi[idx], (pose.rotation @ grad).T
+        return idx, phi[idx], rotate(pose.rotation, grad.T)
 
     def _distance(self, points: F, alpha: float) -> F:
         _, a, b = self._at(alpha)
-        return self.grid.distance(self.grid.locate(a @ points.T + b)).astype(np.float64)
+        cells = self.grid.locate(rotate_columns(a, points) + b)
+        return self.grid.distance(cells).astype(np.float64)
 
     def _normal(self, points: F, alpha: float) -> F:
         pose, a, b = self._at(alpha)
-        return (pose.rotation @ self.grid.normal(self.grid.locate(a @ points.T + b))).T
+        cells = self.grid.locate(rotate_columns(a, points) + b)
+        return rotate(pose.rotation, self.grid.normal(cells).T)
 
     def sweep(self, x_prev: F, p: F, alpha0: float, alpha1: float, thickness: float | F
               ) -> tuple[NDArray[np.intp], F]:

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import F
+from ..portable import rotate, rotate_columns
 from .base import SolverInputError
 
 #: Padding (voxels of ``background``) around the block; two layers make the outermost layer's
@@ -161,7 +162,7 @@ class SdfGrid:
         """
         inv = 1.0 / self.voxel_size
         a = rotation.T * inv
-        b = -(a @ translation) - self.origin * inv
+        b = -rotate(a, translation) - self.origin * inv
         return a, b
 
     def sample(self, local: F) -> tuple[F, F]:
@@ -172,8 +173,7 @@ class SdfGrid:
         ``MIN_GRADIENT``.
         """
         a, b = self.index_transform(np.eye(3), np.zeros(3))
-        phi, grad = self.evaluate(self.locate(a @ np.asarray(local, dtype=np.float64).T
-                                              + b[:, None]))
+        phi, grad = self.evaluate(self.locate(rotate_columns(a, local) + b[:, None]))
         return phi, grad.T
 
     def locate(self, u: F) -> Cells:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ..portable import dot, norm
 from .base import Collider, F, SolverInputError, as_length, as_point, lerp
 from .continuous import swept_entry
 
@@ -46,7 +47,7 @@ class Plane(Collider):
         if scale == 0.0 or not np.isfinite(scale):
             raise SolverInputError(f"Plane normal must not be zero, got {n.tolist()}")
         n = n / scale  # |n| can overflow for huge components; the direction cannot
-        return n / float(np.linalg.norm(n))
+        return n / norm(n)
 
     @property
     def point(self) -> F:
@@ -63,7 +64,7 @@ class Plane(Collider):
 
     def _pose(self, alpha: float) -> tuple[F, F]:
         n = lerp(self._n0, self._n1, alpha)
-        return lerp(self._p0, self._p1, alpha), n / np.linalg.norm(n)
+        return lerp(self._p0, self._p1, alpha), n / norm(n)
 
     def pose_at(self, alpha: float) -> tuple[F, F]:
         """(point, unit normal) at ``alpha`` in the frame, as :meth:`query` uses them."""
@@ -71,7 +72,7 @@ class Plane(Collider):
 
     def query(self, points: F, alpha: float = 1.0) -> tuple[F, F]:
         p, n = self._pose(alpha)
-        phi = (points - p) @ n
+        phi = dot(points - p, n)
         return phi, np.broadcast_to(n, points.shape)
 
     def displacement(self, points: F, alpha0: float, alpha1: float) -> F:
@@ -156,10 +157,10 @@ class Capsule(Collider):
 
     def _axis_param(self, points: F, a: F, b: F) -> F:
         ab = b - a
-        denom = float(ab @ ab)
+        denom = float(dot(ab, ab))
         if denom == 0.0:
             return np.zeros(points.shape[0])
-        return np.clip((points - a) @ ab / denom, 0.0, 1.0)
+        return np.clip(dot(points - a, ab) / denom, 0.0, 1.0)
 
     def pose_at(self, alpha: float) -> tuple[F, F]:
         """(end a, end b) at ``alpha`` in the frame, as :meth:`query` uses them."""

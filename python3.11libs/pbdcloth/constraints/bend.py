@@ -55,6 +55,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import I64, F, I
+from ..portable import atan
 from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Squared normal length below which a hinge is degenerate and left alone [m^4].
@@ -181,7 +182,7 @@ def dihedral_angle_and_gradient(
     np.add(r, _TINY, out=r)
     theta = s[5]
     np.divide(sin_part, r, out=theta)
-    np.arctan(theta, out=theta)
+    theta[:] = atan(theta)                 # portable: the same bits on every processor
     np.multiply(theta, 2.0, out=theta)
     # Gradient (Bridson 2003): scaled normals N_k = n_k / |n_k|^2.
     np.divide(normals, nsq[:, None, :], out=normals)

@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..atomic import atomic_path
 from ..cloth.mesh import MeshError
+from ..portable import rotate_t
 
 PRIM_PATH = "/cloth"
 
@@ -380,7 +381,7 @@ def _world_points(stage: Any, mesh: Any, time_code: Any) -> NDArray[np.float64]:
         raise UsdError(f"{mesh.GetPath()}: the mesh has no points")
     local = np.asarray(pts, dtype=np.float64).reshape(-1, 3)
     m = np.asarray(mesh.ComputeLocalToWorldTransform(time_code), dtype=np.float64)
-    world = local @ m[:3, :3] + m[3, :3]  # USD matrices act on row vectors
+    world = rotate_t(m[:3, :3], local) + m[3, :3]  # USD matrices act on row vectors
     return _to_metres_y_up(stage, world)
 
 

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 from ..atomic import atomic_write
 from ..colliders.base import Collider
 from ..colliders.shapes import Capsule, Sphere
+from ..portable import matmul, rotate, rotate_t
 from ..settings import SPRING_VRM_NAMES, SettingsError, SpringSettings
 from ..springs import SpringChain, quaternion_matrix
 
@@ -370,7 +371,7 @@ def _rig(ext: Any, nodes: Any, where: str) -> SpringRig:
             raise VrmError(f"{at}: the node it hangs from ({graph.name(parent)}) is scaled; "
                            f"spring chains need a rigid parent")
         world = np.array([graph.world(i)[:3, 3] for i in idx])
-        points = (world - trans) @ rot
+        points = rotate_t(rot, world - trans)
         extras = spring.get("extras")
         ours = extras.get(EXTRAS_KEY, {}) if isinstance(extras, Mapping) else {}
         if not isinstance(ours, Mapping):
@@ -443,7 +444,7 @@ def _collider(obj: Any, graph: _Graph, at: str) -> Collider:
             vec = np.empty(0)
         if vec.shape != (3,) or not np.all(np.isfinite(vec)):
             raise VrmError(f"{at}.{what} must be three numbers, got {v!r}")
-        return m[:3, :3] @ vec + m[:3, 3]
+        return rotate(m[:3, :3], vec) + m[:3, 3]
 
     try:
         if "sphere" in shape:
@@ -498,7 +499,7 @@ class _Graph:
             path.append(p)
         base = self._world[p] if p is not None else np.eye(4)
         for j in reversed(path):
-            base = base @ self._local(j)
+            base = matmul(base, self._local(j))
             self._world[j] = base
         return base
 
@@ -516,7 +517,7 @@ class _Graph:
             norm = math.sqrt(x * x + y * y + z * z + w * w)
             if norm == 0.0:
                 raise VrmError(f"{at}.rotation is a zero quaternion")
-            out[:3, :3] = quaternion_matrix(np.array([w, x, y, z]) / norm) @ out[:3, :3]
+            out[:3, :3] = matmul(quaternion_matrix(np.array([w, x, y, z]) / norm), out[:3, :3])
         if node.get("translation") is not None:
             out[:3, 3] = _floats(node["translation"], 3, f"{at}.translation")
         return out

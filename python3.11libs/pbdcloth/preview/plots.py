@@ -11,6 +11,7 @@ import numpy as np
 from ..arrays import F
 from ..colliders.base import Collider
 from ..colliders.shapes import Capsule, Sphere
+from ..portable import norm, rotate_t
 from .sheet import _require_matplotlib, save_figure
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def paths_picture(path: str | Path, names: Sequence[str], positions: Sequence[Se
     plt = _require_matplotlib()
     count = len(parents)
     inv = [(m[:3, :3], m[:3, 3]) for m in parents]
-    local = [[(pos - t) @ r for pos, (r, t) in zip(frames, inv)] for frames in positions]
+    local = [[rotate_t(r, pos - t) for pos, (r, t) in zip(frames, inv)] for frames in positions]
     rest_body = Body(body.height)
     chest = rest_body.joints["chest"]
     colors = plt.get_cmap("tab10")
@@ -121,7 +122,7 @@ def _draw_collider(ax: Any, collider: Collider, origin: F, u: int, v: int) -> No
         ax.plot(p[0] + radius * ring[:, 0], p[1] + radius * ring[:, 1], color="0.75", lw=0.6)
     if len(pts) == 2:
         d = pts[1] - pts[0]
-        n = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-12) * radius
+        n = np.array([-d[1], d[0]]) / max(norm(d), 1e-12) * radius
         for s in (1.0, -1.0):
             ax.plot([pts[0][0] + s * n[0], pts[1][0] + s * n[0]],
                     [pts[0][1] + s * n[1], pts[1][1] + s * n[1]], color="0.75", lw=0.6)

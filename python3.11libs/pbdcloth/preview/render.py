@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from ..arrays import F
 from ..colliders.base import Collider
+from ..portable import dot, norm
 from .shapes import (
     CapsuleShape,
     GroundShape,
@@ -105,7 +106,7 @@ def _basis(axis: F) -> tuple[F, F]:
     """Two unit vectors perpendicular to unit ``axis`` and to each other."""
     helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     e1 = np.cross(axis, helper)
-    e1 /= np.linalg.norm(e1)
+    e1 /= norm(e1)
     return e1, np.cross(axis, e1)
 
 
@@ -113,7 +114,7 @@ def capsule_polygons(a: F, b: F, radius: float) -> F:
     """Quads (Q, 4, 3) of a capsule's surface (a sphere when a == b)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     d = b - a
-    length = float(np.linalg.norm(d))
+    length = norm(d)
     axis = d / length if length > 1e-12 else np.array([0.0, 1.0, 0.0])
     e1, e2 = _basis(axis)
     half = _ROWS // 2
@@ -139,14 +140,14 @@ def _shade(polys: Sequence[F], light: F) -> F:
     p2 = np.array([p[2] for p in polys])
     n = np.cross(p1 - p0, p2 - p0)
     n /= np.maximum(np.linalg.norm(n, axis=1), 1e-30)[:, None]
-    return 0.35 + 0.65 * np.abs(n @ light)
+    return 0.35 + 0.65 * np.abs(dot(n, light))
 
 
 def _light(azim: float, elev: float) -> F:
     """Unit direction towards the viewer (drawn coordinates), raised a little."""
     az, el = np.radians(azim), np.radians(min(elev + 25.0, 89.0))
     v = np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
-    return v / np.linalg.norm(v)
+    return v / norm(v)
 
 
 def _poly_class() -> type:
@@ -280,9 +281,9 @@ def render_frame(
 def _ground_lines(ground: GroundShape, centre: F, half: float, lines: int = 11) -> F:
     """Segments (2 * lines, 2, 3) [m] of a square grid on the plane, 2 ``half`` wide, centred
     on ``centre``'s projection onto it."""
-    n = ground.normal / np.linalg.norm(ground.normal)
+    n = ground.normal / norm(ground.normal)
     e1, e2 = _basis(n)
-    base = centre - float((centre - ground.point) @ n) * n
+    base = centre - float(dot(centre - ground.point, n)) * n
     t = np.linspace(-half, half, lines)
     segs = []
     for u, v in ((e1, e2), (e2, e1)):

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..colliders import Capsule, Collider, Sphere
+from ..portable import norm, rotate
 
 F = NDArray[np.float64]
 
@@ -108,11 +109,11 @@ class Body:
             hip = joints[f"hip_{side}"]
             for j in ("knee", "ankle"):
                 v = joints[f"{j}_{side}"] - hip
-                joints[f"{j}_{side}"] = hip + _rot_x(a) @ v
+                joints[f"{j}_{side}"] = hip + rotate(_rot_x(a), v)
             sh = joints[f"shoulder_{side}"]
             for j in ("elbow", "wrist"):
                 v = joints[f"{j}_{side}"] - sh
-                joints[f"{j}_{side}"] = sh + _rot_x(-0.6 * a) @ v
+                joints[f"{j}_{side}"] = sh + rotate(_rot_x(-0.6 * a), v)
         bob = 0.01 * h * math.cos(2 * phase) if speed else 0.0
         # Heading rotation about the body's own vertical axis, then the walk forward.
         rot = _rot_y(heading)
@@ -123,7 +124,7 @@ class Body:
         else:
             offset = np.array([0.0, 0.0, speed * time])
         for k, v in joints.items():
-            joints[k] = rot @ v + offset + np.array([0.0, bob, 0.0])
+            joints[k] = rotate(rot, v) + offset + np.array([0.0, bob, 0.0])
         return joints
 
     def move_to_time(self, time: float, **walk: float) -> None:
@@ -141,7 +142,7 @@ class Body:
         """A 4x4 world matrix (column vectors) of the chest: rotation by heading, origin at chest."""
         joints = self.pose(time, **walk)
         right = joints["shoulder_l"] - joints["shoulder_r"]
-        right /= np.linalg.norm(right)
+        right /= norm(right)
         up = np.array([0.0, 1.0, 0.0])
         fwd = np.cross(right, up)
         m = np.eye(4)

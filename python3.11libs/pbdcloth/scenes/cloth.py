@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from ..cloth.mesh import grid
 from ..colliders import Collider, Plane, Sphere
+from ..portable import rotate, rotate_t
 from ..settings import ClothSettings
 from ..solver import ClothSolver
 from .springs import SpringScene, springs_scene
@@ -100,7 +101,7 @@ def cloak_mesh(nu: int = 24, nv: int = 32, top_radius: float = 0.22, bottom_radi
 
 
 def _to_world(matrix: NDArray[np.float64], local: NDArray[np.float64]) -> NDArray[np.float64]:
-    return local @ matrix[:3, :3].T + matrix[:3, 3]
+    return rotate(matrix[:3, :3], local) + matrix[:3, 3]
 
 
 def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
@@ -212,7 +213,7 @@ def skirt_scene(height: float = 1.75, frames: int = 72, nu: int = 96, nv: int = 
                            body.waist_y - body.knee_y, body.waist_y)
     pins = np.arange(nu, dtype=np.int64)
     rot0, origin0 = body.pelvis(0.0)
-    local = (pos[pins] - origin0) @ rot0
+    local = rotate_t(rot0, pos[pins] - origin0)
 
     def vertices(frame: int) -> NDArray[np.float64]:
         return body.vertices(frame / fps)
@@ -227,7 +228,7 @@ def skirt_scene(height: float = 1.75, frames: int = 72, nu: int = 96, nv: int = 
 
     def animate(solver: ClothSolver, frame: int) -> None:
         rot, origin = body.pelvis(frame / fps)
-        solver.set_pin_targets(local @ rot.T + origin)
+        solver.set_pin_targets(rotate(rot, local) + origin)
 
     return Scene("skirt", description=describe(skirt_scene.__doc__), positions=pos,
                   triangles=tris, pinned=pins, settings=s,

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..colliders.sdf import SdfCollider
+from ..portable import norm, rotate
 
 F = NDArray[np.float64]
 Ix = NDArray[np.int64]
@@ -34,7 +35,7 @@ def box_mesh(center: object, half: object, rotation: object = None) -> tuple[F, 
                      dtype=np.float64)
     local: F = signs * np.asarray(half, dtype=np.float64)
     if rotation is not None:
-        local = local @ np.asarray(rotation, dtype=np.float64).T
+        local = rotate(rotation, local)
     return local + np.asarray(center, dtype=np.float64), _BOX_QUADS.copy()
 
 
@@ -56,11 +57,11 @@ def capsule_mesh(a: object, b: object, radius: float, segments: int = 24,
     pa = np.asarray(a, dtype=np.float64)
     pb = np.asarray(b, dtype=np.float64)
     axis = pb - pa
-    length = float(np.linalg.norm(axis))
+    length = norm(axis)
     u = axis / length if length > 0.0 else np.array([0.0, 1.0, 0.0])
     helper = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
     e1 = np.cross(u, helper)
-    e1 /= np.linalg.norm(e1)
+    e1 /= norm(e1)
     e2 = np.cross(u, e1)
     ang = 2.0 * np.pi * np.arange(segments) / segments
     around = np.cos(ang)[:, None] * e1 + np.sin(ang)[:, None] * e2  # (S, 3)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import F
+from ..portable import norm
 from ..settings import SpringSettings
 from ..springs import SpringChain
 from .body import Body
@@ -75,7 +76,7 @@ def springs_scene(frames: int = 150) -> SpringScene:
     # thigh swinging back knocks it; 4 x 0.2 m.
     hip = np.array([0.19, 0.53 * h - chest_y, 0.0])
     direction = np.array([0.03, -1.0, -0.2])
-    direction /= np.linalg.norm(direction)
+    direction /= norm(direction)
     scabbard = SpringChain(
         hip + 0.2 * np.arange(5)[:, None] * direction,
         SpringSettings(stiffness=1.5, gravity=1.0, drag=0.3, radius=0.03),

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import I64, F
+from ..portable import matmul, rotate
 
 __all__ = ["WalkingBody", "ring_tube"]
 
@@ -171,14 +172,14 @@ class WalkingBody:
         pelvis = _rot_y(yaw)
         rots = [pelvis, _rot_y(-0.5 * yaw)]
         origins = [self.origins[0] + root,
-                   pelvis @ (self.origins[1] - self.origins[0]) + self.origins[0] + root]
+                   rotate(pelvis, self.origins[1] - self.origins[0]) + self.origins[0] + root]
         for k, sgn in ((2, 1.0), (4, -1.0)):
             a = sgn * self.swing * math.sin(phase)
             flex = self.knee * max(0.0, math.sin(phase * sgn + 1.0))
-            thigh = pelvis @ _rot_x(-a)
-            shin = thigh @ _rot_x(flex)
-            hip = pelvis @ (self.origins[k] - self.origins[0]) + self.origins[0] + root
-            knee = hip + thigh @ (self.origins[k + 1] - self.origins[k])
+            thigh = matmul(pelvis, _rot_x(-a))
+            shin = matmul(thigh, _rot_x(flex))
+            hip = rotate(pelvis, self.origins[k] - self.origins[0]) + self.origins[0] + root
+            knee = hip + rotate(thigh, self.origins[k + 1] - self.origins[k])
             rots += [thigh, shin]
             origins += [hip, knee]
         return np.stack(rots), np.stack(origins)
@@ -190,7 +191,7 @@ class WalkingBody:
         for b in range(6):
             w = self.weights[:, b]
             on = np.flatnonzero(w > 0.0)
-            moved = (self.rest[on] - self.origins[b]) @ rots[b].T + origins[b]
+            moved = rotate(rots[b], self.rest[on] - self.origins[b]) + origins[b]
             out[on] += w[on, None] * moved
         return out
 

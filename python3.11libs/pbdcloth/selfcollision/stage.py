@@ -270,13 +270,13 @@ class SelfCollision:
         vmax = clamp * thickness / h
         Vf = columns(V, free)
         m = self._free_mass
-        mean = (Vf @ m)[:, None] / self._free_mass_sum
+        mean = (Vf * m).sum(axis=1)[:, None] / self._free_mass_sum
         dev = Vf - mean
         speed2 = dot(dev, dev)
         over = np.flatnonzero(speed2 > vmax * vmax)
         if over.size:
             Vf[:, over] = mean + columns(dev, over) * (vmax / np.sqrt(speed2[over]))
-            shift = (Vf @ m)[:, None] / self._free_mass_sum - mean
+            shift = (Vf * m).sum(axis=1)[:, None] / self._free_mass_sum - mean
             V[:, free] = Vf - shift
         self.stats.on_clamp(int(over.size))
         return int(over.size)
