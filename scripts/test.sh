@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Set up on first use, then run the test suite: `./scripts/test.sh [--all] [pytest options]`.
-# The default run leaves out the tests marked slow; --all runs every test (CI does).
+# The default run leaves out the tests marked slow; --all runs every test (CI does). Tests run in
+# PBDCLOTH_TEST_WORKERS processes (pytest-xdist; default 2, the machine's cores; 1 runs them in
+# this process).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_bootstrap.sh"
 cd "$ROOT"
+WORKERS="${PBDCLOTH_TEST_WORKERS:-2}"
+PARALLEL=()
+[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS")
 if [ "${1:-}" = "--all" ]; then
     shift
-    exec python -m pytest "$@"
+    exec python -m pytest "${PARALLEL[@]}" "$@"
 fi
-exec python -m pytest -m "not slow" "$@"
+exec python -m pytest "${PARALLEL[@]}" -m "not slow" "$@"
