@@ -139,28 +139,21 @@ def catenary(profile: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Row:
                "has 2 cm of width")
 
 
-def _rotated(r: np.ndarray, v: object) -> np.ndarray:
-    """``v @ r.T`` for points v (..., 3) as :func:`pbdcloth.portable.rotate` sums them: a BLAS
-    matrix product picks its kernel (and so its rounding, fused or not) by the processor, and
-    the page must read the same on every machine."""
-    return rotate(r, v)
-
-
 def _tilted(tan_theta: float, frames: int = 12) -> tuple[float, float]:
     theta = math.atan(tan_theta)
     c, s_ = math.cos(theta), math.sin(theta)
     r = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
     th, mu_s, mu_k = 0.01, 0.5, 0.3
     pos, tris = grid(10, 10, 0.3, 0.3, origin=(-0.15, 0.05 + th, -0.15))
-    pos = _rotated(r, pos)
+    pos = rotate(r, pos)
     settings = ClothSettings(backend="numpy", substeps=10, friction=mu_k, static_friction=mu_s,
                              thickness=th)
     solver = ClothSolver(pos, tris, settings=settings,
-                         colliders=[Plane(_rotated(r, [0, 0.05, 0]), _rotated(r, [0, 1, 0]))])
+                         colliders=[Plane(rotate(r, [0, 0.05, 0]), rotate(r, [0, 1, 0]))])
     for _ in range(frames):
         solver.step(1 / 24)
     n, h = frames * settings.substeps, 1 / 240
-    downhill = _rotated(r, [-1.0, 0.0, 0.0])
+    downhill = rotate(r, [-1.0, 0.0, 0.0])
     mean = (solver.positions - pos).mean(0)
     moved = float(dot(mean, downhill))
     a = G * (s_ - mu_k * c)

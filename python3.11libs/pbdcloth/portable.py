@@ -42,8 +42,7 @@ import numpy as np
 
 from .arrays import F
 
-__all__ = ["atan", "atan2", "dot", "matmul", "norm", "rotate", "rotate_columns", "rotate_t",
-           "unit"]
+__all__ = ["atan", "atan2", "dot", "matmul", "norm", "rotate", "rotate_columns", "rotate_t"]
 
 
 def dot(a: object, b: object) -> F:
@@ -60,12 +59,6 @@ def dot(a: object, b: object) -> F:
 def norm(v: object) -> float:
     """|v| of one vector: sqrt(dot(v, v)), as a float."""
     return math.sqrt(float(dot(v, v)))
-
-
-def unit(v: object) -> F:
-    """v / |v| for one vector (|v| > 0 is the caller's to check)."""
-    x: F = np.asarray(v, dtype=np.float64)
-    return x / norm(x)
 
 
 def rotate(r: object, v: object) -> F:

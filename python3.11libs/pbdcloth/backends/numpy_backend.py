@@ -52,7 +52,7 @@ from ..constraints.stitch import (
 )
 from ..constraints.strain_limit import project_strain_limit, sweep_margin
 from ..constraints.tether import project_tethers
-from ..portable import norm
+from ..portable import dot, norm
 from ..selfcollision.stage import SelfCollision
 from ..selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
 from ..settings import ClothSettings, Model
@@ -163,8 +163,7 @@ class NumpyBackend:
             V *= consts.decay
         if np.any(consts.wind != 0.0):
             normals = vertex_normals_t(X, self.model.topology.triangles)
-            w = consts.wind
-            load = ((w[0] * normals[0] + w[1] * normals[1]) + w[2] * normals[2]) * normals
+            load = dot(normals.T, consts.wind) * normals
             V[:, free_idx] += h * (consts.gravity + load[:, free_idx])
         else:
             V[:, free_idx] += h * consts.gravity

@@ -10,7 +10,6 @@ VRMC_springBone (``springs.vrm.json``, ``springs.gltf``), the positions per fram
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import numpy as np
 from ..arrays import F
 from ..atomic import atomic_write
 from ..backends.base import FrameStats
+from ..portable import norm, rotate_t
 from ..scenes.springs import SpringScene
 from ..springs import SpringChain
 from .progress import Progress
@@ -109,26 +109,14 @@ class SpringRecorder:
             self.length_error = max(self.length_error,
                                     float(np.abs(bones - chain.bone_lengths).max()))
             gap = min(gap, clearance(chain, pos[1:]))
-            self.swing[k] = max(self.swing[k], _local_distance(matrix, pos[-1],
-                                                              self._rest_tips[k]))
+            local_tip = rotate_t(matrix[:3, :3], pos[-1] - matrix[:3, 3])
+            self.swing[k] = max(self.swing[k], norm(local_tip - self._rest_tips[k]))
         self.clearance = min(self.clearance, gap)
         self.touching += int(gap < 1e-6)
         self.parents.append(matrix)
 
     def close(self) -> None:
         pass
-
-
-def _local_distance(matrix: F, point: F, local: F) -> float:
-    """|R^T (point - t) - local| for the rigid transform ``matrix`` (4, 4) = [R t]: the
-    distance in the transform's frame, as separate products and sums (a BLAS product or norm
-    picks its kernel, and so its rounding, by the processor: the summary is to read the same on
-    every machine)."""
-    d = point - matrix[:3, 3]
-    r = matrix[:3, :3]
-    q = (r[0] * d[0] + r[1] * d[1]) + r[2] * d[2] - local
-    return math.sqrt((float(q[0]) * float(q[0]) + float(q[1]) * float(q[1]))
-                     + float(q[2]) * float(q[2]))
 
 
 def clearance(chain: SpringChain, tails: F) -> float:
