@@ -190,16 +190,21 @@ def _expected() -> dict[str, Any]:
     return dict(json.loads(MANIFEST.read_text()))
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_outputs_match_the_manifest(name: str, tmp_path: Path) -> None:
-    _needs(name)
-    expected = _expected()[name]
-    got = run_case(name, tmp_path / name)
+def _assert_matches(name: str, got: dict[str, Any], expected: dict[str, Any]) -> None:
+    """A run's manifest entry against the recorded one: the same files with matching digests
+    (:func:`same_file`), the same log and summary."""
     assert sorted(got["files"]) == sorted(expected["files"])
     for path, digest in expected["files"].items():
         assert same_file(got["files"][path], digest), f"{name}: {path} differs"
     assert got.get("log") == expected.get("log")
     assert got.get("summary") == expected.get("summary")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_outputs_match_the_manifest(name: str, tmp_path: Path) -> None:
+    _needs(name)
+    expected = _expected()[name]
+    _assert_matches(name, run_case(name, tmp_path / name), expected)
 
 
 #: A processor without AVX2, FMA or AVX-512 as numpy and OpenBLAS see it: numpy's dispatched
@@ -232,13 +237,7 @@ def test_outputs_are_the_same_on_a_processor_with_other_vector_units(name: str,
                            str(tmp_path / name)], env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])
-    expected = _expected()[name]
-    assert sorted(got["files"]) == sorted(expected["files"])
-    for path, digest in expected["files"].items():
-        assert same_file(got["files"][path], digest), f"{name}: {path} differs"
-    assert got.get("log") == expected.get("log")
-    assert got.get("summary") == expected.get("summary")
+    _assert_matches(name, json.loads(done.stdout.strip().splitlines()[-1]), _expected()[name])
 
 
 def test_resumed_run_matches_the_uninterrupted_one() -> None:
