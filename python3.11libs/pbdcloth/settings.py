@@ -349,8 +349,10 @@ class ClothSettings(DeclaredSettings):
         "after the cloth's constraints in every iteration, each edge longer than (1 + limit) "
         "times its rest length is shortened to 1e-4 below it, both ends moving by their "
         "inverse masses, sweep after sweep until a sweep finds no edge past the limit (at "
-        "most Strain Limit Passes), before tethers, stitches and colliders (which can still "
-        "stretch edges past it). A 100 x 100 sheet hanging from two corners: 6.4 % without, "
+        "most Strain Limit Passes); the stitches run after each sweep, so a seam shares the "
+        "stretch of a garment pulled taut (the sewing scene: 2 % against 14.9 % with the "
+        "stitches after the sweeps). Before tethers and colliders (which can still stretch "
+        "edges past it). A 100 x 100 sheet hanging from two corners: 6.4 % without, "
         "1.000 % with it. 0 = off (stretchy knits, rubber: let the compliance decide). Off "
         "while tearing is on (it would stop the cloth reaching the Tear Strain).",
     )

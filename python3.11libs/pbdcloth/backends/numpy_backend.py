@@ -11,8 +11,9 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    hierarchical pass (:mod:`pbdcloth.constraints.hierarchy`) when on (with self-collision on:
    the velocity clamp before, the broad phase after, and no hierarchical pass).
 2. project ``iterations`` times: stretch, shear and bend colors (Gauss-Seidel, in colored order),
-   the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), stitches
-   (constraints/stitch.py), then tethers, soft pins (constraints/softpin.py), then
+   the strain limit's sweeps over the stretch colors (constraints/strain_limit.py), each
+   followed by the stitches (constraints/stitch.py; without the limit the stitches once), then
+   tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then the contact
    rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, then
    the strain limit, stitches, tethers and colliders again), then self-collision when on
@@ -106,6 +107,10 @@ class NumpyBackend:
         self._levels = hierarchy_batches(model.hierarchy, n)
         self._stitch = distance_colors(model.stitches, n)
         self._tri_stitch = triangle_stitch_colors(model.triangle_stitches, n)
+        self._stitched: I = np.unique(np.concatenate(
+            [model.stitches.i, model.stitches.j,
+             model.triangle_stitches.members.reshape(-1)]).astype(np.intp))
+        """Every particle a stitch or triangle stitch moves."""
         self._stitch_lam = (np.zeros(model.stitches.count),
                             np.zeros(model.triangle_stitches.count))
         self._soft_k: F = np.zeros(0)
@@ -236,19 +241,21 @@ class NumpyBackend:
 
     def _limit_and_contacts(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
                             a0: float, a1: float, stats: FrameStats, soft_pins: bool) -> None:
-        """The iteration after the cloth's own constraints: the strain limit, stitches,
-        tethers, soft pins (once per iteration: their stiffness is per iteration), colliders."""
+        """The iteration after the cloth's own constraints: the strain limit with the stitches
+        inside its sweeps (constraints/strain_limit.py), tethers, soft pins (once per
+        iteration: their stiffness is per iteration), colliders."""
         settings = control.settings
+        sewn = bool(self._stitch or self._tri_stitch)
+
+        def sew() -> None:
+            self._project_stitches(P, X_prev, consts)
+
         project_strain_limit(P, self._stretch, settings.effective_strain_limit,
                              settings.effective_strain_limit_passes,
-                             margin=sweep_margin(settings.self_collision))
-        if self._stitch:
-            project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h,
-                             self._stitch_lam[0], 1.0 / (consts.h * consts.h))
-        if self._tri_stitch:
-            project_triangle_stitches(P, X_prev, self._tri_stitch,
-                                      self.model.triangle_stitches.speed * consts.h,
-                                      self._stitch_lam[1], 1.0 / (consts.h * consts.h))
+                             margin=sweep_margin(settings.self_collision),
+                             between=sew if sewn else None, moved=self._stitched)
+        if sewn and settings.effective_strain_limit <= 0.0:
+            sew()
         tethers = self.model.tethers
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,
@@ -256,6 +263,16 @@ class NumpyBackend:
         if soft_pins and self.model.soft_pins.count:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         self._collide(P, X_prev, control, consts, a0, a1)
+
+    def _project_stitches(self, P: F, X_prev: F, consts: _FrameConstants) -> None:
+        """The stitches, then the triangle stitches, in place on P."""
+        if self._stitch:
+            project_stitches(P, X_prev, self._stitch, self.model.stitch_speed * consts.h,
+                             self._stitch_lam[0], 1.0 / (consts.h * consts.h))
+        if self._tri_stitch:
+            project_triangle_stitches(P, X_prev, self._tri_stitch,
+                                      self.model.triangle_stitches.speed * consts.h,
+                                      self._stitch_lam[1], 1.0 / (consts.h * consts.h))
 
     def _contact_round(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
                        a0: float, a1: float, stats: FrameStats) -> None:

@@ -124,17 +124,27 @@ class ReferenceBackend:
                 P[f] = moved
         P[touching] = held
 
-    def _strain_limit(self, P: F, limit: float, passes: int, margin: float) -> None:
-        """Provot 1995: sweeps over the mesh edges in colored order until a sweep shortens
-        none, at most ``passes``; an edge longer than (1 + limit) d0 is shortened to the
-        target t d0 (``limit_target`` with ``margin``), its ends moving by w_i / (w_i + w_j) and
-        w_j / (w_i + w_j). ``limit`` 0: nothing."""
+    def _limit_and_stitches(self, P: F, X: F, settings: ClothSettings, h: float,
+                            stitch_lam: tuple[F, F]) -> None:
+        """Provot 1995: sweeps over the mesh edges in colored order, each followed by the
+        stitches, until a sweep after the stitches' first pass shortens none, at most
+        ``effective_strain_limit_passes``; an edge longer than (1 + limit) d0 is shortened to
+        the target t d0 (``limit_target``), its ends moving by w_i / (w_i + w_j) and
+        w_j / (w_i + w_j). Without the limit, the stitches once."""
+        limit = settings.effective_strain_limit
+        sewn = self.model.stitches.count + self.model.triangle_stitches.count > 0
         if limit <= 0.0:
+            if sewn:
+                self._stitches(P, X, h, stitch_lam)
             return
-        trigger, target = 1.0 + limit, limit_target(limit, margin)
-        for _ in range(passes):
-            if _project_unilateral(P, self.model.stretch, trigger, target) == 0:
+        trigger = 1.0 + limit
+        target = limit_target(limit, sweep_margin(settings.self_collision))
+        for sweep in range(settings.effective_strain_limit_passes):
+            shortened = _project_unilateral(P, self.model.stretch, trigger, target)
+            if shortened == 0 and (not sewn or sweep > 0):
                 return
+            if sewn:
+                self._stitches(P, X, h, stitch_lam)
 
     def _frame(
         self, x: F, v: F, settings: ClothSettings, dt: float, pin_start: F, pin_end: F,
@@ -233,10 +243,8 @@ class ReferenceBackend:
                         step = -min(1.0, kb * sc) * cval / denom
                         for k, gk in zip(q, grads):
                             P[k] += w[k] * step * gk
-                self._strain_limit(P, settings.effective_strain_limit,
-                                   settings.effective_strain_limit_passes,
-                                   sweep_margin(settings.self_collision))
-                self._stitches_and_tethers(P, X, settings, h, stitch_lam)
+                self._limit_and_stitches(P, X, settings, h, stitch_lam)
+                self._tethers(P, settings)
                 soft = model.soft_pins
                 for c in range(soft.count):
                     kp = 1.0 - (1.0 - float(soft.weight[c])) ** (1.0 / settings.iterations)
@@ -249,10 +257,8 @@ class ReferenceBackend:
                         # a contact round: the hierarchical pass with the particles in contact
                         # held, the strain limit, stitches, tethers, the colliders again
                         self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
-                        self._strain_limit(P, settings.effective_strain_limit,
-                                           settings.effective_strain_limit_passes,
-                                           sweep_margin(settings.self_collision))
-                        self._stitches_and_tethers(P, X, settings, h, stitch_lam)
+                        self._limit_and_stitches(P, X, settings, h, stitch_lam)
+                        self._tethers(P, settings)
                         self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale,
                                       f_scale)
             V = (P - X) / h
@@ -261,10 +267,9 @@ class ReferenceBackend:
             X = P
         return X, V, FrameStats(substeps=n_sub, contacts=self.contacts.count)
 
-    def _stitches_and_tethers(self, P: F, X: F, settings: ClothSettings, h: float,
-                              stitch_lam: tuple[F, F]) -> None:
-        """Stitches (closing at the model's stitch speed; XPBD where compliant), triangle
-        stitches, then tethers, one constraint at a time, in place on P (N, 3)."""
+    def _stitches(self, P: F, X: F, h: float, stitch_lam: tuple[F, F]) -> None:
+        """Stitches (closing at the model's stitch speed; XPBD where compliant), then triangle
+        stitches, one constraint at a time, in place on P (N, 3)."""
         model = self.model
         w = model.inv_mass
         st = model.stitches
@@ -322,8 +327,11 @@ class ReferenceBackend:
             P[a_] += u * w[a_] * corr
             P[b_] += vv * w[b_] * corr
             P[c_] += ww * w[c_] * corr
+
+    def _tethers(self, P: F, settings: ClothSettings) -> None:
+        """Tethers, one at a time, in place on P (N, 3)."""
         if settings.tethers:
-            t = model.tethers
+            t = self.model.tethers
             for c in range(t.count):
                 i, a = int(t.particle[c]), int(t.anchor[c])
                 d = P[i] - P[a]

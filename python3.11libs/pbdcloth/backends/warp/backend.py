@@ -586,7 +586,7 @@ class WarpBackend:
     def _issue_frame(self, launch: _Recorder, settings: ClothSettings, dt: float) -> None:
         """Issue every launch of one frame, in the numpy backend's order: per substep predict
         (with the hierarchical pass); ``iterations`` times project stretch, shear, bend,
-        the strain limit, stitches, tethers, soft pins, colliders, contact rounds,
+        the strain limit with the stitches inside its sweeps, tethers, soft pins, colliders, contact rounds,
         self-collision; update."""
         c = self._substep(settings, dt)
         for step in range(settings.substeps):
@@ -596,8 +596,7 @@ class WarpBackend:
                 self._project_distance(launch, c, "stretch", fresh)
                 self._project_distance(launch, c, "shear", fresh)
                 self._project_bend(launch, c, fresh)
-                self._project_strain_limit(launch, c)
-                self._project_stitches(launch, c, fresh)
+                self._project_limit_and_stitches(launch, c, fresh)
                 self._project_tethers(launch, c)
                 self._project_soft_pins(launch, c, step)
                 self._project_colliders(launch, c, step, iteration)
@@ -750,7 +749,27 @@ class WarpBackend:
         for off, cnt in m.bend_colors.spans:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
 
-    def _project_strain_limit(self, launch: _Recorder, c: _Substep) -> None:
+    def _project_limit_and_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
+        """The strain limit with the stitches inside its sweeps: with stitches and the limit
+        on, each sweep (one launch, or one pass of the colors) followed by the stitches, all
+        ``strain_limit_passes`` of them (the sweeps after the first that shortens nothing move
+        nothing, and the stitches are then satisfied); else the limit's sweeps, then the
+        stitches once (mirrors the numpy backend's ``_limit_and_contacts``; stitch
+        multipliers from 0 on the first stitch pass when ``fresh``)."""
+        m = self.m
+        sewn = bool(m.stitches.colors.spans or m.triangle_stitch_colors.spans)
+        limit = c.settings.effective_strain_limit
+        if not sewn or limit <= 0.0:
+            self._project_strain_limit(launch, c)
+            if sewn:
+                self._project_stitches(launch, c, fresh)
+            return
+        for sweep in range(c.settings.effective_strain_limit_passes):
+            self._project_strain_limit(launch, c, passes=1)
+            self._project_stitches(launch, c, fresh if sweep == 0 else 0)
+
+    def _project_strain_limit(self, launch: _Recorder, c: _Substep,
+                              passes: int | None = None) -> None:
         """The strain limit's sweeps over the stretch colors: each edge past (1 + limit) d0
         shortened to the target t d0 (:func:`pbdcloth.constraints.strain_limit.limit_target`).
         On the CPU lanes one launch sweeps until a sweep shortens nothing, at most
@@ -761,7 +780,7 @@ class WarpBackend:
         if limit <= 0.0:
             return
         k, fam, p = self.k, self.m.stretch, self._p
-        passes = c.settings.effective_strain_limit_passes
+        passes = c.settings.effective_strain_limit_passes if passes is None else passes
         target = limit_target(limit, sweep_margin(c.settings.self_collision))
         group = self.lanes.stretch if self.lanes is not None else None
         if group is not None:
@@ -844,8 +863,7 @@ class WarpBackend:
             # the particles in contact this substep are held by the hierarchical pass
             launch(self.k.hold_contacts, n, [self._contact, self._touching, 1])
             self._project_hierarchy(launch, c)
-            self._project_strain_limit(launch, c)
-            self._project_stitches(launch, c, 0)
+            self._project_limit_and_stitches(launch, c, 0)
             self._project_tethers(launch, c)
             self._project_colliders(launch, c, step, max(iteration, 1))
 
