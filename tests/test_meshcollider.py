@@ -27,18 +27,60 @@ FPS = 24.0
 
 
 # --- independent geometry -------------------------------------------------------------------
+def _closed_shells(triangles: np.ndarray) -> list[np.ndarray] | None:
+    """The triangle indices of each connected shell of the mesh, when every shell is closed
+    (each edge shared by exactly two of its triangles); ``None`` otherwise."""
+    t = np.asarray(triangles, dtype=np.int64)
+    edges = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(edges, axis=0, return_counts=True)
+    if not (counts == 2).all():
+        return None
+    label = np.arange(int(t.max()) + 1)
+    while True:  # propagate the smallest vertex label over the triangles until it settles
+        low = label[t].min(axis=1)
+        new = label.copy()
+        np.minimum.at(new, t.reshape(-1), np.repeat(low, 3))
+        new = new[new]
+        if np.array_equal(new, label):
+            break
+        label = new
+    shell = label[t[:, 0]]
+    return [np.flatnonzero(shell == s) for s in np.unique(shell)]
+
+
 def winding_numbers(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray
                     ) -> np.ndarray:
-    """Generalized winding number of a closed mesh at each point (|w| ~ 1 inside, ~ 0 out)."""
+    """Generalized winding number of a closed mesh at each point (|w| ~ 1 inside, ~ 0 out):
+    the sum of the triangles' signed solid angles over 4 pi (Jacobson et al. 2013), each from
+    Van Oosterom and Strackee's formula tan(Omega / 2) = det[a b c] / (|a||b||c| + (a.b)|c| +
+    (b.c)|a| + (c.a)|b|). A closed shell's winding number is 0 outside its bounding box, so
+    each closed shell is summed only at the points inside its box."""
+    points = np.asarray(points, dtype=float)
+    vertices = np.asarray(vertices, dtype=float)
     out = np.zeros(points.shape[0])
-    for lo in range(0, points.shape[0], 256):
-        p = points[lo:lo + 256, None]
-        a, b, c = (vertices[triangles[:, k]][None] - p for k in range(3))
-        la, lb, lc = (np.linalg.norm(x, axis=2) for x in (a, b, c))
-        det = np.einsum("pti,pti->pt", a, np.cross(b, c))
-        den = (la * lb * lc + np.einsum("pti,pti->pt", a, b) * lc
-               + np.einsum("pti,pti->pt", b, c) * la + np.einsum("pti,pti->pt", c, a) * lb)
-        out[lo:lo + 256] = np.arctan2(det, den).sum(axis=1) / (2.0 * np.pi)
+    shells = _closed_shells(triangles)
+    groups = [np.arange(len(triangles))] if shells is None else shells
+    for tri in groups:
+        corners = vertices[np.asarray(triangles)[tri]]          # (T, 3 corners, 3)
+        if shells is None:
+            near = np.arange(points.shape[0])
+        else:
+            lo, hi = corners.min(axis=(0, 1)), corners.max(axis=(0, 1))
+            near = np.flatnonzero(((points >= lo) & (points <= hi)).all(axis=1))
+        A, B, C = (corners[:, k, :].T for k in range(3))         # (3, T) each
+        for lo_ in range(0, near.size, 128):
+            idx = near[lo_:lo_ + 128]
+            p = points[idx].T[:, :, None]                          # (3, P, 1)
+            a, b, c = A[:, None, :] - p, B[:, None, :] - p, C[:, None, :] - p
+            la = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+            lb = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
+            lc = np.sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2])
+            det = (a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2])
+                   + a[2] * (b[0] * c[1] - b[1] * c[0]))
+            den = (la * lb * lc + (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) * lc
+                   + (b[0] * c[0] + b[1] * c[1] + b[2] * c[2]) * la
+                   + (c[0] * a[0] + c[1] * a[1] + c[2] * a[2]) * lb)
+            out[idx] += np.arctan2(det, den).sum(axis=1) / (2.0 * np.pi)
     return out
 
 
