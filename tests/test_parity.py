@@ -771,11 +771,13 @@ def test_every_mirrors_name_is_an_existing_numpy_function() -> None:
 
 #: Every projection of the substep, by (module, function): each must name its numpy mirror.
 PROJECTIONS = {
-    "kernels.py": ["distance_pbd", "distance_xpbd", "distance_unilateral", "hand_down",
+    "kernels.py": ["distance_pbd", "distance_xpbd", "distance_unilateral", "distance_limit",
+                   "hand_down",
                    "bend_pbd", "bend_xpbd", "tethers",
                    "collide_shapes", "collide_sdf", "hinge_angle", "wrap_angle", "vertex_normal",
                    "restitution_velocity"],
-    "lanes.py": ["distance_pbd_lanes", "distance_xpbd_lanes", "bend_pbd_lanes",
+    "lanes.py": ["distance_pbd_lanes", "distance_xpbd_lanes", "distance_limit_lanes",
+                 "bend_pbd_lanes",
                  "bend_xpbd_lanes"],
 }
 

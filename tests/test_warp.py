@@ -473,17 +473,26 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
     stiff, alpha, gamma = 0.9, 0.5, 0.3
     slack = 1.005  # the strain limit's 1 + limit: about half the jittered edges are past it
     target = limit_target(slack - 1.0)
+    # "sliding": a third of the particles touch a collider, each with its own outward normal
+    touching = np.zeros(len(pos), dtype=np.int32)
+    if model == "sliding":
+        touching[::3] = 1
+    normals = rng.normal(size=pos.shape)
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    contact = wp.array(touching, dtype=wp.int32, device="cpu")
+    contact_normal = wp.array(normals.astype(np.float32), dtype=wp.vec3, device="cpu")
+    limit = model in ("limit", "sliding")
     if not use_lanes:
         device_family = getattr(m, family)
-        cons = getattr(device_family, "pbd" if model == "limit" else model)
+        cons = getattr(device_family, "pbd" if limit else model)
         lam = wp.array(lam0, dtype=wp.float32, device="cpu")
-        sweeps = LIMIT_SWEEPS if model == "limit" else 1
+        sweeps = LIMIT_SWEEPS if limit else 1
         for off, cnt in list(device_family.colors.spans) * sweeps:
             if model == "pbd":
                 wp.launch(k.distance_pbd, cnt, [p, cons, off, stiff], device="cpu")
-            elif model == "limit":
-                wp.launch(k.distance_unilateral, cnt, [p, device_family.pbd, off, slack, target],
-                          device="cpu")
+            elif limit:
+                wp.launch(k.distance_limit, cnt, [p, device_family.pbd, off, slack, target,
+                                                  contact, contact_normal], device="cpu")
             else:
                 wp.launch(k.distance_xpbd, cnt, [p, x, cons, lam, off, alpha, gamma],
                           device="cpu")
@@ -506,10 +515,11 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
         wp.launch(lk.distance_pbd_lanes, 1, [p, x, group.idx, group.frac, group.rest, group.lam,
                                              group.scale, 0, group.groups, 0, stiff],
                   device="cpu")
-    elif model == "limit":
+    elif limit:
         wp.launch(lk.distance_limit_lanes, 1, [p, x, group.idx, group.frac, group.rest,
                                                group.lam, group.scale, 0, group.groups,
-                                               LIMIT_SWEEPS, slack, target],
+                                               LIMIT_SWEEPS, slack, target, contact,
+                                               contact_normal],
                   device="cpu")
     else:
         wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,
@@ -531,10 +541,11 @@ LIMIT_SWEEPS = 12
 #: time changes nothing: measured bit-identical (positions and multipliers). Control: lane groups
 #: built without the colors (topology order, one "color"), where the eight lanes of a group share
 #: particles and the later store overwrites the earlier move, end centimetres away (measured
-#: 2.6e-2 .. 4.3e-2 m).
+#: 2.6e-2 .. 4.3e-2 m). "sliding": the strain limit with a third of the particles touching a
+#: collider (contact_sliding), whose moves along -n the lanes and the kernels drop alike.
 @pytest.mark.parametrize("scaled", [False, True], ids=["unscaled", "scaled"])
 @pytest.mark.parametrize("family", ["stretch", "shear"])
-@pytest.mark.parametrize("model", ["pbd", "xpbd", "limit"])
+@pytest.mark.parametrize("model", ["pbd", "xpbd", "limit", "sliding"])
 def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: str,
                                                             scaled: bool) -> None:
     lanes, lam_lanes = _project_family(family, model, use_lanes=True, scaled=scaled)
@@ -544,8 +555,11 @@ def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: 
     crossed, _ = _project_family(family, model, use_lanes=True, ignore_colors=True,
                                  scaled=scaled)
     assert max_diff(crossed, scalar) > 1e-4
-    if scaled and model != "limit":  # the scales change the result (not the limit's)
-        plain, _ = _project_family(family, model, use_lanes=True)
+    if scaled and model not in ("limit", "sliding"):  # the scales change the result
+        plain, _ = _project_family(family, model, use_lanes=True)  # (not the limit's)
+        assert max_diff(plain, lanes) > 1e-4
+    if model == "sliding":  # the contacts change the limit's result
+        plain, _ = _project_family(family, "limit", use_lanes=True, scaled=scaled)
         assert max_diff(plain, lanes) > 1e-4
 
 

@@ -379,6 +379,16 @@ class ClothSettings(DeclaredSettings):
         "(touching or not; analytic shapes and level sets, not a triangle-mesh collider) and "
         "Self Collision off; 0 = off.",
     )
+    contact_sliding: bool = _declare(
+        False, kind=KIND_BOOL, label="Contact Sliding", group=GROUP_SOLVER,
+        help="In the strain limit's sweeps, a particle that a collider touched earlier in the "
+        "substep keeps none of its move into the obstacle (the component along -n, the "
+        "contact's normal), only the slide along it, so the collider does not push the edge's "
+        "ends apart again after the sweeps (Warp, 48 frames: the prop scene 6.2 % -> 2.5 %, "
+        "the cloak 9.4 % -> 4.8 %). Off by default: a collider that moves many thicknesses per "
+        "substep (a bar at 48 m/s with 1 substep) lets the slide carry particles around its "
+        "rim, through it by the substep's straight path.",
+    )
     backend: str = _declare(  # a BackendChoice (a str) after validation
         BackendChoice.AUTO, kind=KIND_CHOICE, label="Backend", group=GROUP_SOLVER,
         enum=BackendChoice,

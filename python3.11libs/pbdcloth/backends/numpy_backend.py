@@ -242,8 +242,9 @@ class NumpyBackend:
     def _limit_and_contacts(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
                             a0: float, a1: float, stats: FrameStats, soft_pins: bool) -> None:
         """The iteration after the cloth's own constraints: the strain limit with the stitches
-        inside its sweeps (constraints/strain_limit.py), tethers, soft pins (once per
-        iteration: their stiffness is per iteration), colliders."""
+        inside its sweeps (with ``contact_sliding``, the particles a collider touched earlier in
+        this substep sliding on it; constraints/strain_limit.py), tethers, soft pins (once per iteration: their
+        stiffness is per iteration), colliders."""
         settings = control.settings
         sewn = bool(self._stitch or self._tri_stitch)
 
@@ -253,7 +254,9 @@ class NumpyBackend:
         project_strain_limit(P, self._stretch, settings.effective_strain_limit,
                              settings.effective_strain_limit_passes,
                              margin=sweep_margin(settings.self_collision),
-                             between=sew if sewn else None, moved=self._stitched)
+                             between=sew if sewn else None, moved=self._stitched,
+                             sliding=(self.contacts.active, self.contacts.normal)
+                             if settings.contact_sliding else None)
         if sewn and settings.effective_strain_limit <= 0.0:
             sew()
         tethers = self.model.tethers

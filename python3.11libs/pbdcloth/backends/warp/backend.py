@@ -396,6 +396,7 @@ class WarpBackend:
         self._touching = wp.zeros(n, dtype=wp.int32, device=dev)
         self._probe = wp.zeros(n, dtype=k.vec3, device=dev)
         self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
+        self._no_contact = wp.zeros(n, dtype=wp.int32, device=dev)  # contact flags, all 0
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
         self._use_graph = use_graph
@@ -771,7 +772,9 @@ class WarpBackend:
     def _project_strain_limit(self, launch: _Recorder, c: _Substep,
                               passes: int | None = None) -> None:
         """The strain limit's sweeps over the stretch colors: each edge past (1 + limit) d0
-        shortened to the target t d0 (:func:`pbdcloth.constraints.strain_limit.limit_target`).
+        shortened to the target t d0 (:func:`pbdcloth.constraints.strain_limit.limit_target`),
+        with ``contact_sliding`` the particles a collider touched earlier in the substep
+        sliding on it.
         On the CPU lanes one launch sweeps until a sweep shortens nothing, at most
         ``strain_limit_passes`` sweeps; elsewhere (CUDA, float64) the recorded frame runs all
         of them, the ones after the first sweep that shortens nothing moving nothing (mirrors
@@ -783,20 +786,25 @@ class WarpBackend:
         passes = c.settings.effective_strain_limit_passes if passes is None else passes
         target = limit_target(limit, sweep_margin(c.settings.self_collision))
         group = self.lanes.stretch if self.lanes is not None else None
+        # the contact flags slide the particles touching a collider; zeros slide none
+        sliding = self._contact if c.settings.contact_sliding else self._no_contact
         if group is not None:
             launch(self._lane_kernels.distance_limit_lanes, 1,
                    [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
-                    0, group.groups, passes, 1.0 + limit, target])
+                    0, group.groups, passes, 1.0 + limit, target, sliding,
+                    self._contact_normal])
             return
         trigger, target_s = k.scalar(1.0 + limit), k.scalar(target)
         for _ in range(passes):
-            self._project_unilateral(launch, fam.pbd, fam.colors, trigger, target_s)
+            for off, cnt in fam.colors.spans:
+                launch(k.distance_limit, cnt, [p, fam.pbd, off, trigger, target_s,
+                                               sliding, self._contact_normal])
 
     def _project_unilateral(self, launch: _Recorder, cons: Any, colors: _Colors,
                             trigger: Any, target: Any) -> None:
         """One sweep of unilateral distances ``cons``, color by color: those past
         ``trigger`` d0 shortened to ``target`` d0 (the hierarchy's coarse levels, trigger =
-        target = the slack; the strain limit off the CPU lanes)."""
+        target = the slack)."""
         for off, cnt in colors.spans:
             launch(self.k.distance_unilateral, cnt, [self._p, cons, off, trigger, target])
 

@@ -763,8 +763,8 @@ def _tether_kernels(t: KernelTypes) -> SimpleNamespace:
 
 
 def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamespace:
-    """``distance_unilateral`` (one color of a coarse level or of a strain-limit sweep),
-    ``copy_positions`` and
+    """``distance_unilateral`` (one color of a coarse level), ``distance_limit`` (one color
+    of a strain-limit sweep), ``copy_positions`` and
     ``hand_down`` (a level's corrections to the finer level's other particles)."""
     scalar, vec3, _, _, module = t
     zero = scalar(0.0)
@@ -783,9 +783,7 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         x_j += w_j/(w_i+w_j) C d/|d|; shorter constraints are left alone.
 
         Mirrors pbdcloth.constraints.distance.project_distance_unilateral (a coarse level:
-        trigger = target = its slack) and one color of a sweep of
-        pbdcloth.constraints.strain_limit.project_strain_limit (trigger 1 + limit, target
-        below it).
+        trigger = target = its slack).
         """
         con = cons[offset + wp.tid()]
         xi = p[con.i]
@@ -796,6 +794,42 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
             d = d * ((length - target * con.rest) / wp.max(length, min_length))
             p[con.i] = xi - d * con.wi_frac
             p[con.j] = xj + d * con.wj_frac
+
+    @wp.func
+    def slide(move: vec3, touching: wp.int32, n: vec3):
+        """move less its component along -n where the particle is touching a collider."""
+        if touching != 0:
+            inward = wp.min(wp.dot(move, n), zero)
+            return move - n * inward
+        return move
+
+    @wp.kernel(module=module)
+    def distance_limit(
+        p: wp.array(dtype=vec3),
+        cons: wp.array(dtype=DistancePbd),
+        offset: int,
+        trigger: scalar,
+        target: scalar,
+        contact: wp.array(dtype=wp.int32),
+        contact_normal: wp.array(dtype=vec3),
+    ):
+        """One color of a strain-limit sweep: where |d| > trigger d0, C = |d| - target d0,
+        dx_i = -w_i/(w_i+w_j) C d/|d|, dx_j = w_j/(w_i+w_j) C d/|d|, an end touching a
+        collider (``contact``) keeping none of its move along -n (its contact's normal):
+        dx <- dx - min(0, dx . n) n.
+
+        Mirrors pbdcloth.constraints.strain_limit.project_strain_limit (one color of a
+        sweep, with ``sliding``).
+        """
+        con = cons[offset + wp.tid()]
+        xi = p[con.i]
+        xj = p[con.j]
+        d = xi - xj
+        length = wp.length(d)
+        if length > trigger * con.rest:
+            d = d * ((length - target * con.rest) / wp.max(length, min_length))
+            p[con.i] = xi + slide(-(d * con.wi_frac), contact[con.i], contact_normal[con.i])
+            p[con.j] = xj + slide(d * con.wj_frac, contact[con.j], contact_normal[con.j])
 
     @wp.kernel(module=module)
     def copy_positions(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
@@ -845,6 +879,7 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
             p[i] = start[i]
 
     return SimpleNamespace(distance_unilateral=distance_unilateral,
+                           distance_limit=distance_limit,
                            copy_positions=copy_positions, hand_down=hand_down,
                            hold_contacts=hold_contacts, keep_touching=keep_touching)
 

@@ -124,12 +124,14 @@ _SCATTER = r"""
     }
   __builtin_memcpy(OK, &ok, sizeof(ok));
   __builtin_memcpy(LN, &LNEW, sizeof(LNEW));
+  __KEEP_MOVES__
   for (int l = 0; l < L; ++l) {
     if (!OK[l]) continue;
     __COUNT__
     if (XPBD) LAM[l] = LN[l];
     for (int c = 0; c < K; ++c) {
       float* q = PF + I[c][l];
+      __SLIDE__
       q[0] = Y[c][0][l]; q[1] = Y[c][1][l]; q[2] = Y[c][2][l];
     }
   }
@@ -316,6 +318,8 @@ for (int i = 0; i < n; ++i) {
 # at most ``fresh`` sweeps (every edge is then within the limit; see
 # pbdcloth.constraints.strain_limit).
 _SWEEPS_HEAD = r"""
+const int* CT = (const int*)contact.data;              // [N] touching a collider (0: no)
+const float* CNF = (const float*)contact_normal.data;  // [N][3] its outward normal
 for (int sweep = 0; sweep < fresh; ++sweep) {
 int shortened = 0;
 """
@@ -325,11 +329,36 @@ if (shortened == 0) break;
 """
 
 
+# The strain limit's sliding contacts: the corner moves kept through memory, and a corner
+# touching a collider keeps none of its move along -n: dx <- dx - min(0, dx . n) n, then
+# y = x + dx (the kernels' ``slide``; q still holds x).
+_KEEP_MOVES = r"""
+  alignas(32) float M[K][3][L];
+  #pragma clang loop unroll(full)
+  for (int c = 0; c < K; ++c)
+    #pragma clang loop unroll(full)
+    for (int d = 0; d < 3; ++d) __builtin_memcpy(M[c][d], &D[c][d], sizeof(D[c][d]));
+"""
+_SLIDE = r"""
+      if (CT[I[c][l] / 3] != 0) {
+        const float* nn = CNF + I[c][l];
+        float mx = M[c][0][l], my = M[c][1][l], mz = M[c][2][l];
+        float dn = mx * nn[0] + my * nn[1] + mz * nn[2];
+        float inward = dn < 0.0f ? dn : 0.0f;
+        Y[c][0][l] = q[0] + (mx - nn[0] * inward);
+        Y[c][1][l] = q[1] + (my - nn[1] * inward);
+        Y[c][2][l] = q[2] + (mz - nn[2] * inward);
+      }
+"""
+
+
 def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False) -> str:
     text = _GATHER + body + _SCATTER
     if limit:
         text = _SWEEPS_HEAD + text + _SWEEPS_TAIL
     return (text
+            .replace("__KEEP_MOVES__", _KEEP_MOVES if limit else "")
+            .replace("__SLIDE__", _SLIDE if limit else "")
             .replace("__COUNT__", "++shortened;" if limit else "")
             .replace("__LANES__", str(LANES))
             .replace("__CORNERS__", str(corners))
@@ -349,7 +378,15 @@ def _group_funcs() -> SimpleNamespace:
                                       ("distance", _DISTANCE, 2, "xpbd"),
                                       ("distance", _DISTANCE, 2, "limit"),
                                       ("bend", _BEND, 4, "pbd"), ("bend", _BEND, 4, "xpbd")):
-        if True:
+        if mode == "limit":
+            def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                       idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                       scale: wp.array(dtype=f32), first: int,
+                       last: int, fresh: int, k: float, alpha: float, gamma: float,
+                       contact: wp.array(dtype=i32), contact_normal: wp.array(dtype=vec3)):
+                ...
+        else:
             def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
@@ -357,11 +394,11 @@ def _group_funcs() -> SimpleNamespace:
                        last: int, fresh: int, k: float, alpha: float, gamma: float):
                 ...
 
-            # Warp names a function by its qualified name: one name per snippet.
-            key = f"{name}_{mode}_groups"
-            groups.__name__ = groups.__qualname__ = key
-            funcs[key] = wp.func_native(
-                _snippet(body, corners, mode == "xpbd", mode == "limit"))(groups)
+        # Warp names a function by its qualified name: one name per snippet.
+        key = f"{name}_{mode}_groups"
+        groups.__name__ = groups.__qualname__ = key
+        funcs[key] = wp.func_native(
+            _snippet(body, corners, mode == "xpbd", mode == "limit"))(groups)
     return SimpleNamespace(**funcs)
 
 
@@ -428,15 +465,17 @@ def build_lane_kernels() -> SimpleNamespace:
                              idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
                              rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
                              scale: wp.array(dtype=f32), first: int, last: int, passes: int,
-                             trigger: float, target: float):
+                             trigger: float, target: float, contact: wp.array(dtype=i32),
+                             contact_normal: wp.array(dtype=vec3)):
         """The strain limit over lane groups first .. last - 1: sweeps shortening each edge
         past ``trigger`` d0 (1 + limit) to ``target`` d0 until a sweep shortens none, at most
-        ``passes`` sweeps.
+        ``passes`` sweeps; the ends touching a collider (``contact``) keep none of their moves
+        along -n (``contact_normal``).
 
-        Mirrors pbdcloth.constraints.strain_limit.project_strain_limit.
+        Mirrors pbdcloth.constraints.strain_limit.project_strain_limit with ``sliding``.
         """
         distance_limit_groups(p, x_prev, idx, w, rest, lam, scale, first, last, passes, trigger,
-                              target, 0.0)
+                              target, 0.0, contact, contact_normal)
 
     @wp.kernel(module=_MODULE)
     def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
