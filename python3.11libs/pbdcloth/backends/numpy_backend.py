@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..arrays import F, I
 from ..cloth.attributes import contact_scales
@@ -51,7 +52,7 @@ from ..constraints.stitch import (
     project_triangle_stitches,
     triangle_stitch_colors,
 )
-from ..constraints.strain_limit import project_strain_limit, sweep_margin
+from ..constraints.strain_limit import project_strain_limit, sliding_particles, sweep_margin
 from ..constraints.tether import project_tethers
 from ..portable import dot, norm
 from ..selfcollision.stage import SelfCollision
@@ -255,7 +256,7 @@ class NumpyBackend:
                              settings.effective_strain_limit_passes,
                              margin=sweep_margin(settings.self_collision),
                              between=sew if sewn else None, moved=self._stitched,
-                             sliding=(self.contacts.active, self.contacts.normal)
+                             sliding=self._sliding(settings.thickness, consts.h)
                              if settings.contact_sliding else None)
         if sewn and settings.effective_strain_limit <= 0.0:
             sew()
@@ -266,6 +267,12 @@ class NumpyBackend:
         if soft_pins and self.model.soft_pins.count:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         self._collide(P, X_prev, control, consts, a0, a1)
+
+    def _sliding(self, thickness: float, h: float) -> tuple[NDArray[np.bool_], F]:
+        """(the particles that slide in the strain limit, their contact normals)
+        (:func:`~pbdcloth.constraints.strain_limit.sliding_particles`)."""
+        c = self.contacts
+        return sliding_particles(c.active, c.normal, c.surface_velocity, thickness, h), c.normal
 
     def _project_stitches(self, P: F, X_prev: F, consts: _FrameConstants) -> None:
         """The stitches, then the triangle stitches, in place on P."""

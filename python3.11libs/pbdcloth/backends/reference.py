@@ -60,14 +60,15 @@ def _hinge_angle_gradient(x1: F, x2: F, x3: F, x4: F) -> tuple[float, list[F]] |
 
 
 def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, trigger: float,
-                        target: float, contacts: ContactBuffer | None = None) -> int:
+                        target: float, sliding: NDArray[np.bool_] | None = None,
+                        normals: F | None = None) -> int:
     """One sweep over ``fam``'s distances in order: where |x_i - x_j| > trigger d0,
     C = |x_i - x_j| - target d0 leaves, x_i -= w_i / (w_i + w_j) C n,
     x_j += w_j / (w_i + w_j) C n (the hierarchy's coarse levels, trigger = target = the
-    slack; the strain limit, target below trigger). An end in ``contacts`` (the strain limit:
-    touched by a collider earlier in the substep) keeps none of its move along -n, its
-    contact's outward normal: dx <- dx - min(0, dx . n) n. Returns how many were
-    shortened."""
+    slack; the strain limit, target below trigger). An end marked ``sliding`` (the strain
+    limit: touched by a collider earlier in the substep) keeps none of its move along -n, its
+    contact's outward normal in ``normals``: dx <- dx - min(0, dx . n) n. Returns how many
+    were shortened."""
     shortened = 0
     for c in range(fam.count):
         i, j = int(fam.i[c]), int(fam.j[c])
@@ -77,13 +78,13 @@ def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, trigger: flo
         if length - trigger * rest <= 0.0 or length < 1e-12:
             continue
         step = d * ((length - target * rest) / length)
-        if contacts is None:
+        if sliding is None or normals is None:
             P[i] = P[i] - fam.wi_frac[c] * step
             P[j] = P[j] + fam.wj_frac[c] * step
         else:
             for k, move in ((i, -(fam.wi_frac[c] * step)), (j, fam.wj_frac[c] * step)):
-                if contacts.active[k]:
-                    n = contacts.normal[k]
+                if sliding[k]:
+                    n = normals[k]
                     move = move - n * min(float(dot(move, n)), 0.0)
                 P[k] = P[k] + move
         shortened += 1
@@ -149,10 +150,15 @@ class ReferenceBackend:
             return
         trigger = 1.0 + limit
         target = limit_target(limit, sweep_margin(settings.self_collision))
+        sliding = None
+        if settings.contact_sliding:  # touched, by a surface slower than a thickness per substep
+            c = self.contacts
+            sliding = [bool(c.active[k]) and abs(float(dot(c.surface_velocity[k], c.normal[k])))
+                       * h < settings.thickness for k in range(self.model.particle_count)]
         for sweep in range(settings.effective_strain_limit_passes):
-            shortened = _project_unilateral(
-                P, self.model.stretch, trigger, target,
-                self.contacts if settings.contact_sliding else None)
+            shortened = _project_unilateral(P, self.model.stretch, trigger, target,
+                                            None if sliding is None else np.array(sliding),
+                                            self.contacts.normal)
             if shortened == 0 and (not sewn or sweep > 0):
                 return
             if sewn:

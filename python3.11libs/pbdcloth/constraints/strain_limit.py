@@ -48,8 +48,9 @@ obstacle and pushed back out along diverging normals, the two ends of an edge ov
 contact are carried apart again after every iteration (the prop scene's edges over the
 mannequin: 6.2 % against a 1 % limit, the cloak's over the capsules 9.4 %, on Warp); sliding,
 the sweeps end on edges that the collider no longer lengthens (2.5 % and 4.8 %). A collider
-moving many thicknesses per substep can then carry a sliding particle around its rim, through
-it by the substep's straight path, hence off by default.
+moving a thickness or more per substep along the contact's normal could carry a sliding
+particle around its rim, through it by the substep's straight path (a bar at 48 m/s through a
+curtain with one substep), so such contacts do not slide (:func:`sliding_particles`).
 
 Usage (positions component-major (3, N), C-contiguous; corrected in place)::
 
@@ -86,6 +87,17 @@ def sweep_margin(self_collision: bool) -> float:
     every sweep moves every edge) the margin's extra moves let triangles intersect by the
     seventh frame of the twist test."""
     return 0.0 if self_collision else MARGIN
+
+
+def sliding_particles(active: NDArray[np.bool_], normals: F, surface_velocity: F,
+                      thickness: float, h: float) -> NDArray[np.bool_]:
+    """The particles that slide (N,): touching a collider (``active``) whose surface moved
+    less than ``thickness`` [m] along the contact's outward normal (``normals`` (N, 3)) in the
+    substep ``h`` [s], |v_s . n| h < thickness (``surface_velocity`` (N, 3) [m/s]); a faster
+    surface could carry a sliding particle around its rim."""
+    sv, n = surface_velocity, normals
+    normal_speed = sv[:, 0] * n[:, 0] + sv[:, 1] * n[:, 1] + sv[:, 2] * n[:, 2]
+    return active & (np.abs(normal_speed) * h < thickness)
 
 
 def _slide(delta: F, ends: I, touching: NDArray[np.bool_], normals: F) -> F:

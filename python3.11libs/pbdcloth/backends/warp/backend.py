@@ -397,6 +397,7 @@ class WarpBackend:
         self._probe = wp.zeros(n, dtype=k.vec3, device=dev)
         self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
         self._no_contact = wp.zeros(n, dtype=wp.int32, device=dev)  # contact flags, all 0
+        self._sliding = wp.zeros(n, dtype=wp.int32, device=dev)  # sliding in the strain limit
         self._contact_normal = wp.zeros(n, dtype=k.vec3, device=dev)
         self._surface_velocity = wp.zeros(n, dtype=k.vec3, device=dev)
         self._use_graph = use_graph
@@ -786,8 +787,12 @@ class WarpBackend:
         passes = c.settings.effective_strain_limit_passes if passes is None else passes
         target = limit_target(limit, sweep_margin(c.settings.self_collision))
         group = self.lanes.stretch if self.lanes is not None else None
-        # the contact flags slide the particles touching a collider; zeros slide none
-        sliding = self._contact if c.settings.contact_sliding else self._no_contact
+        # flags of the particles that slide (zeros: none)
+        sliding = self._sliding if c.settings.contact_sliding else self._no_contact
+        if c.settings.contact_sliding:
+            launch(k.sliding_contacts, self.model.particle_count,
+                   [self._contact, self._contact_normal, self._surface_velocity, k.scalar(c.h),
+                    k.scalar(c.settings.thickness), self._sliding])
         if group is not None:
             launch(self._lane_kernels.distance_limit_lanes, 1,
                    [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,

@@ -804,6 +804,21 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         return move
 
     @wp.kernel(module=module)
+    def sliding_contacts(contact: wp.array(dtype=wp.int32), contact_normal: wp.array(dtype=vec3),
+                         surface_velocity: wp.array(dtype=vec3), h: scalar, thickness: scalar,
+                         sliding: wp.array(dtype=wp.int32)):
+        """sliding = touching a collider whose surface moved less than ``thickness`` along the
+        contact's normal in the substep h: |v_s . n| h < thickness.
+
+        Mirrors pbdcloth.constraints.strain_limit.sliding_particles.
+        """
+        i = wp.tid()
+        sliding[i] = 0
+        if contact[i] != 0:
+            if wp.abs(wp.dot(surface_velocity[i], contact_normal[i])) * h < thickness:
+                sliding[i] = 1
+
+    @wp.kernel(module=module)
     def distance_limit(
         p: wp.array(dtype=vec3),
         cons: wp.array(dtype=DistancePbd),
@@ -879,7 +894,7 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
             p[i] = start[i]
 
     return SimpleNamespace(distance_unilateral=distance_unilateral,
-                           distance_limit=distance_limit,
+                           distance_limit=distance_limit, sliding_contacts=sliding_contacts,
                            copy_positions=copy_positions, hand_down=hand_down,
                            hold_contacts=hold_contacts, keep_touching=keep_touching)
 
