@@ -8,7 +8,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/_bootstrap.sh"
 cd "$ROOT"
 WORKERS="${PBDCLOTH_TEST_WORKERS:-2}"
 PARALLEL=()
-[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS")
+# worksteal: a worker that runs out of tests takes queued ones from the other, so a long test
+# near the end of one worker's share does not leave the other idle
+[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist worksteal)
 if [ "${1:-}" = "--all" ]; then
     shift
     exec python -m pytest "${PARALLEL[@]}" "$@"
