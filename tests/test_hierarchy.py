@@ -287,3 +287,48 @@ def test_contact_rounds_pull_the_cloth_after_what_an_obstacle_stopped(name: str)
             worst[rounds] = max(worst[rounds], solver.max_strain())
     assert worst[1] < 0.085, worst
     assert worst[0] > 0.10, worst
+
+
+def _readme_snippet(backend: str) -> tuple[ClothSettings, ClothSolver]:
+    """The Python snippet at the top of the README, on ``backend``."""
+    from pbdcloth import Plane, Sphere
+
+    positions, faces = grid(50, 50, 1.5, 1.5, origin=(-0.75, 1.2, -0.75))
+    s = ClothSettings(model="pbd", substeps=20, iterations=2, stretch_stiffness=1.0,
+                      shear_stiffness=1.0, bend_stiffness=0.1, damping=0.0, thickness=0.01,
+                      friction=0.0, restitution=0.0, backend=backend, device="cpu")
+    solver = ClothSolver(positions, faces, pinned=[0, 49], settings=s,
+                         colliders=[Plane((0, 0, 0), (0, 1, 0)), Sphere((0, 0.6, 0), 0.35)])
+    return s, solver
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("warp") is None,
+                    reason="warp-lang is not installed")
+@pytest.mark.parametrize("name", ["drape", "cloak", "prop", "skirt", "sewing", "snippet"])
+def test_built_in_scenes_are_fabric_at_every_frame(name: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every built-in cloth scene that is not stretched on purpose, with its own settings and
+    frames on Warp's CPU, and the README's snippet (48 frames): no edge ever more than 3 %
+    long at a frame end. Measured: drape 1.9 %, cloak 2.1 %, prop 2.5 %, skirt 1.0 %, sewing
+    2.2 %, snippet 2.1 %. Before the scenes' starts and settings were revised: cloak 9.4 %,
+    prop 6.2 %, skirt 7.4 %, snippet (10 x 1) 7.4 %. (The fold reads 13.9 %, see the README;
+    the twist and the tear stretch and tear their cloth on purpose.)"""
+    if name == "prop":
+        pytest.importorskip("pyopenvdb", reason="the prop's level set needs pyopenvdb")
+        monkeypatch.setenv("PBDCLOTH_CACHE", str(tmp_path))
+    if name == "snippet":
+        _, solver = _readme_snippet("warp")
+        worst = 0.0
+        for _ in range(48):
+            solver.step(1 / 24)
+            worst = max(worst, solver.max_strain())
+    else:
+        from pbdcloth.scenes import SCENES
+        from pbdcloth.scenes.cloth import Scene
+
+        scene = SCENES[name]()
+        assert isinstance(scene, Scene)
+        scene.settings = scene.settings.replace(backend="warp", device="cpu")
+        worst = _scene_worst_strain(scene, scene.frames)
+    assert 0.0 < worst < 0.03, (name, worst)

@@ -423,7 +423,11 @@ def _skirt_inside(frames: int, body_collides: bool, coarse: bool, backend: str =
         shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
         tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
         self_collision=False, backend=backend)
-    scene = skirt_scene(frames=frames, settings=settings, body_collides=body_collides, **size)
+    # The tight cut, started at rest (the scene's cut before the A-line): the thighs press
+    # into the skirt, so without the collider many vertices end inside the body.
+    scene = skirt_scene(frames=frames, settings=settings, body_collides=body_collides,
+                        ease=0.012, flare=0.15, **size)
+    scene.velocities = None
     body = WalkingBody(segments=size.get("body_segments", 32), rings=size.get("body_rings", 24))
     solver = scene.make_solver()
     inside = []

@@ -293,7 +293,8 @@ def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
     settings = ClothSettings(model="xpbd", substeps=10, iterations=3, thickness=0.006,
                              self_collision=False, backend="numpy")
     scene = skirt_scene(frames=5, settings=settings, nu=48, nv=16, body_segments=16,
-                        body_rings=12)
+                        body_rings=12, ease=0.012, flare=0.15)  # the tight cut: thighs touch
+    scene.velocities = None
     skirt = scene.make_solver()
     skirt.use_backend(WarpBackend(skirt.model, device="cpu", tuning=tuning))
     # a capsule limb sweeping at 3 m/s through a hanging sheet (continuous crossings)
