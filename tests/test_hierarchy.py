@@ -262,8 +262,8 @@ def test_contact_rounds_pull_the_cloth_after_what_an_obstacle_stopped(name: str)
 
     - the drape scene (2,500 particles, PBD 20 x 2, the default round): under 3 % at every
       frame end (measured 1.9 %); without the round 3.1 %;
-    - the README snippet (50 x 50, PBD 10 x 1): under 8.5 % with the round (measured 7.4 %),
-      over 10 % without (11.1 %)."""
+    - the README snippet's sheet at PBD 10 x 1 (its former solve; 50 x 50): under 8.5 % with
+      the round (measured 7.4 %), over 10 % without (11.1 %)."""
     from pbdcloth import Plane, Sphere
     from pbdcloth.scenes.cloth import drape_scene
 
