@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python3.11libs"))
 from pbdcloth.backends import numpy_backend
 from pbdcloth.colliders import broadphase, mesh, mesh_contact
 from pbdcloth.colliders.mesh import MeshCollider
-from pbdcloth.scenes.cloth import skirt_scene
+from pbdcloth.scenes.cloth import SKIRT_TIGHT_CUT, skirt_scene
 from pbdcloth.settings import ClothSettings
 from pbdcloth.solver import ClothSolver
 
@@ -117,12 +117,9 @@ def run(backend: str, args: argparse.Namespace) -> dict[str, Any]:
         shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
         tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
         self_collision=False, backend=backend)
-    # The tight cut, started at rest: the figures in the README were measured on it, and the
-    # thighs keep more of the skirt in contact than the scene's A-line does.
     scene = skirt_scene(frames=args.warmup + args.frames, nu=args.nu, nv=args.nv,
                         body_segments=args.segments, body_rings=args.rings, settings=settings,
-                        ease=0.012, flare=0.15)
-    scene.velocities = None
+                        **SKIRT_TIGHT_CUT)
     body = scene.colliders[0]
     assert isinstance(body, MeshCollider)
     row: dict[str, Any] = {"backend": backend, "particles": int(scene.positions.shape[0]),

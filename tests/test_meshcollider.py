@@ -414,7 +414,7 @@ def test_without_friction_the_platform_slides_out_under_the_patch() -> None:
 def _skirt_inside(frames: int, body_collides: bool, coarse: bool, backend: str = "numpy"
                   ) -> list[int]:
     """Cloth vertices inside the walking body (winding number > 1/2) at every frame end."""
-    from pbdcloth.scenes.cloth import skirt_scene
+    from pbdcloth.scenes.cloth import SKIRT_TIGHT_CUT, skirt_scene
     from pbdcloth.scenes.walker import WalkingBody
 
     size = {"nu": 48, "nv": 16, "body_segments": 16, "body_rings": 12} if coarse else {}
@@ -423,11 +423,10 @@ def _skirt_inside(frames: int, body_collides: bool, coarse: bool, backend: str =
         shear_compliance=1e-6, bend_compliance=20.0, damping=0.3, tethers=True,
         tether_slack=1.02, thickness=0.006, friction=0.3, static_friction=0.3,
         self_collision=False, backend=backend)
-    # The tight cut, started at rest (the scene's cut before the A-line): the thighs press
-    # into the skirt, so without the collider many vertices end inside the body.
+    # The tight cut: the thighs press into the skirt, so without the collider many vertices
+    # end inside the body.
     scene = skirt_scene(frames=frames, settings=settings, body_collides=body_collides,
-                        ease=0.012, flare=0.15, **size)
-    scene.velocities = None
+                        **SKIRT_TIGHT_CUT, **size)
     body = WalkingBody(segments=size.get("body_segments", 32), rings=size.get("body_rings", 24))
     solver = scene.make_solver()
     inside = []

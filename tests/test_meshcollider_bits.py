@@ -79,30 +79,23 @@ def _digest(solver: ClothSolver, frames: int, animate=None) -> str:  # type: ign
     return h.hexdigest()
 
 
-BENCH_CUT = {"ease": 0.012, "flare": 0.15}
-"""The skirt's tight cut, started at rest, that the digests and scripts/bench_colliders.py
-were recorded on (the scene's default is an A-line that starts moving)."""
-
-
 def _skirt() -> str:
-    from pbdcloth.scenes.cloth import skirt_scene
+    from pbdcloth.scenes.cloth import SKIRT_TIGHT_CUT, skirt_scene
 
     settings = _skirt_settings()
     scene = skirt_scene(frames=6, settings=settings, nu=64, nv=20, body_segments=24,
-                        body_rings=20, **BENCH_CUT)
-    scene.velocities = None
+                        body_rings=20, **SKIRT_TIGHT_CUT)
     return _digest(scene.make_solver(), 6, scene.animate)
 
 
 def _bench() -> str:
     """The benchmark's scene (scripts/bench_colliders.py): 10k particles on a 19,712-triangle
     body, 8 frames."""
-    from pbdcloth.scenes.cloth import skirt_scene
+    from pbdcloth.scenes.cloth import SKIRT_TIGHT_CUT, skirt_scene
 
     settings = _skirt_settings()
     scene = skirt_scene(frames=8, settings=settings, nu=200, nv=50, body_segments=64,
-                        body_rings=56, **BENCH_CUT)
-    scene.velocities = None
+                        body_rings=56, **SKIRT_TIGHT_CUT)
     return _digest(scene.make_solver(), 8, scene.animate)
 
 

@@ -280,7 +280,7 @@ def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
     """Frame-end positions and candidate lists of the wire (sharp edges), the coarse skirt and
     the limb sweep on Warp float32 with ``threads`` threads, and the candidates of each kind
     over the frames (wire, skirt, sweep)."""
-    from pbdcloth.scenes.cloth import skirt_scene
+    from pbdcloth.scenes.cloth import SKIRT_TIGHT_CUT, skirt_scene
     from pbdcloth.selfcollision.tuning import SelfCollisionTuning
 
     tuning = SelfCollisionTuning(warp_cpu_threads=threads)
@@ -293,8 +293,7 @@ def _wire_and_skirt(threads: int) -> tuple[list[list[np.ndarray]], np.ndarray]:
     settings = ClothSettings(model="xpbd", substeps=10, iterations=3, thickness=0.006,
                              self_collision=False, backend="numpy")
     scene = skirt_scene(frames=5, settings=settings, nu=48, nv=16, body_segments=16,
-                        body_rings=12, ease=0.012, flare=0.15)  # the tight cut: thighs touch
-    scene.velocities = None
+                        body_rings=12, **SKIRT_TIGHT_CUT)  # the thighs touch the skirt
     skirt = scene.make_solver()
     skirt.use_backend(WarpBackend(skirt.model, device="cpu", tuning=tuning))
     # a capsule limb sweeping at 3 m/s through a hanging sheet (continuous crossings)

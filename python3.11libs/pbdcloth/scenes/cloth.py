@@ -123,7 +123,7 @@ def start_velocity(world_at: Callable[[float], NDArray[np.float64]],
 
 def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
                 turn_rate: float = 0.6, settings: ClothSettings | None = None,
-                nu: int = 24, nv: int = 32) -> Scene:
+                nu: int = 24, nv: int = 32, start_moving: bool = True) -> Scene:
     """A wool cloak pinned at the shoulders of a capsule body that walks and turns.
 
     XPBD in small steps (one iteration per substep) with tethers to the shoulder pins and the
@@ -131,8 +131,8 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
     coarse levels: without the round the predict's coarse pass pulled the cloak 2.3 mm into
     the capsules on Warp, so the scene ran without the hierarchy, at 12.4 % strain against
     9.4 % then); the body's capsules move every frame and are interpolated through the
-    substeps. The cloak starts moving with the chest (:func:`start_velocity`) and its contacts
-    slide (``contact_sliding``: a strain-limit sweep keeps no move into a capsule): 2.1 %
+    substeps. The cloak starts moving with the chest (:func:`start_velocity`;
+    ``start_moving=False``: at rest) and its contacts slide (``contact_sliding``: a strain-limit sweep keeps no move into a capsule): 2.1 %
     largest strain on Warp, against 9.4 % started at rest without sliding.
     """
     from .body import Body
@@ -166,7 +166,7 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
     return Scene("cloak", description=describe(cloak_scene.__doc__), positions=pos, triangles=tris,
                  pinned=pins, settings=s, colliders=list(body.colliders), frames=frames, fps=fps,
                  animate=animate, info={"height": height}, follow_camera=True,
-                 velocities=start_velocity(on_chest, fps))
+                 velocities=start_velocity(on_chest, fps) if start_moving else None)
 
 
 def prop_scene(resolution: int = 40, settings: ClothSettings | None = None,
@@ -219,7 +219,7 @@ def skirt_mesh(nu: int, nv: int, top: tuple[float, float], flare: float, length:
 def skirt_scene(height: float = 1.75, frames: int = 72, nu: int = 96, nv: int = 40,
                 body_segments: int = 32, body_rings: int = 24,
                 settings: ClothSettings | None = None, body_collides: bool = True,
-                ease: float = 0.03, flare: float = 0.3) -> Scene:
+                ease: float = 0.03, flare: float = 0.3, start_moving: bool = True) -> Scene:
     """A flared skirt on a walking, deforming body mesh (a MeshCollider).
 
     The body (:class:`pbdcloth.scenes.walker.WalkingBody`: a skinned trunk and two legs whose
@@ -229,8 +229,9 @@ def skirt_scene(height: float = 1.75, frames: int = 72, nu: int = 96, nv: int = 
     than the waist at the waistband and widening by ``flare`` per metre down (an A-line: a
     straighter skirt meets the swinging thighs with more strain). The skirt starts moving with
     the pelvis (its rigid velocity at time 0, as a garment on a body already walking); started
-    at rest, the waistband would jerk to walking speed in one frame. ``body_collides=False``
-    leaves the body out of the colliders.
+    at rest (``start_moving=False``), the waistband would jerk to walking speed in one frame.
+    ``body_collides=False`` leaves the body out of the colliders; ``**SKIRT_TIGHT_CUT`` gives
+    the straighter skirt, started at rest, whose thighs press into it.
     """
     from ..colliders.mesh import MeshCollider
     from .walker import WalkingBody
@@ -269,7 +270,15 @@ def skirt_scene(height: float = 1.75, frames: int = 72, nu: int = 96, nv: int = 
                   colliders=[collider] if body_collides else [], frames=frames, fps=fps,
                   animate=animate, info={"height": height, "body_triangles":
                                          float(body.triangles.shape[0])},
-                  follow_camera=True, velocities=start_velocity(on_pelvis, fps))
+                  follow_camera=True,
+                  velocities=start_velocity(on_pelvis, fps) if start_moving else None)
+
+
+SKIRT_TIGHT_CUT: dict[str, Any] = {"ease": 0.012, "flare": 0.15, "start_moving": False}
+""":func:`skirt_scene` keywords for its former cut, started at rest: 1.2 cm of ease and a flare
+of 0.15 per metre, tight enough that the swinging thighs press into the skirt (7.4 % largest
+strain on Warp). The collider tests, their digests and scripts/bench_colliders.py run on it:
+the thighs keep more of the skirt in contact than the A-line does."""
 
 
 SCENES: dict[str, Callable[[], Scene | SpringScene]] = {
