@@ -34,6 +34,7 @@ ROWS: dict[str, dict[str, object]] = {
     "hierarchy + limit 1 %, <= 8 sweeps": {"strain_limit_passes": 8},
     "hierarchy + limit 1 %, <= 12 sweeps": {"strain_limit_passes": 12},
     "hierarchy + limit 1 %, <= 16 sweeps (the default)": {},
+    "hierarchy <= 8 sweeps per level + limit 1 %, <= 16 sweeps": {"hierarchy_sweeps": 8},
 }
 
 

@@ -54,6 +54,10 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "hierarchy + limit 1 % <= 8 sweeps, pbd 10 x 1": {"strain_limit_passes": 8},
     "hierarchy + limit 1 % <= 16 sweeps, pbd 10 x 1 (default)": {},
     "hierarchy + limit 1 % <= 16 sweeps, pbd 20 x 1": {"substeps": 20},
+    "hierarchy <= 4 sweeps per level + limit 1 % <= 16 sweeps, pbd 10 x 1":
+        {"hierarchy_sweeps": 4},
+    "hierarchy <= 8 sweeps per level + limit 1 % <= 16 sweeps, pbd 10 x 1":
+        {"hierarchy_sweeps": 8},
 }
 
 

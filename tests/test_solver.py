@@ -164,12 +164,12 @@ def test_bend_stiffness_changes_the_drape_over_a_sphere() -> None:
     assert np.abs(results[0] - results[1]).max() > 0.03
 
 
-@pytest.mark.parametrize("model", ["pbd", "xpbd"])
-def test_colored_solve_equals_the_sequential_loop(crumpled_grid, model: str) -> None:
+@pytest.mark.parametrize(("model", "sweeps"), [("pbd", 1), ("xpbd", 1), ("pbd", 4)])
+def test_colored_solve_equals_the_sequential_loop(crumpled_grid, model: str, sweeps: int) -> None:
     pos, tris = crumpled_grid
     s = contract_settings(model=model, substeps=3, iterations=2, stretch_stiffness=0.9,
                           bend_stiffness=0.7, bend_compliance=0.01, tethers=True, friction=0.4,
-                          restitution=0.5)
+                          restitution=0.5, hierarchy_sweeps=sweeps)
     colliders = lambda: [Sphere((0.5, -0.3, 0.4), 0.3), Plane((0, -0.5, 0), (0, 1, 0))]  # noqa: E731
     fast = ClothSolver(pos, tris, pinned=[0, 11], settings=s, colliders=colliders())
     slow = ClothSolver(pos, tris, pinned=[0, 11], settings=s, colliders=colliders())

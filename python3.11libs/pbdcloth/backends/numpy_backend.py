@@ -45,7 +45,12 @@ from ..constraints.distance import (
     project_distance_pbd,
     project_distance_xpbd,
 )
-from ..constraints.hierarchy import PROBE_REACH, hierarchy_batches, project_hierarchy
+from ..constraints.hierarchy import (
+    PROBE_REACH,
+    hierarchy_batches,
+    level_sweeps,
+    project_hierarchy,
+)
 from ..constraints.softpin import project_soft_pins, soft_pin_stiffness
 from ..constraints.stitch import (
     project_stitches,
@@ -85,6 +90,8 @@ class _FrameConstants:
     """XPBD distance denominators of stretch and shear (empty for PBD)."""
     rest_speed: float
     """Contacts slower than this [m/s] get no restitution."""
+    level_sweeps: list[int]
+    """Sweeps over each coarse level of the hierarchical pass, coarsest first."""
 
 
 class NumpyBackend:
@@ -189,7 +196,7 @@ class NumpyBackend:
             # thicknesses of one at the substep's start stay where the prediction put them:
             # the coarse levels know no obstacles and would pull them in.
             self._probe_contacts(X, control, consts, a1)
-            self._hierarchy_holding_contacts(P, settings.hierarchy_slack)
+            self._hierarchy_holding_contacts(P, settings.hierarchy_slack, consts.level_sweeps)
         self.contacts.clear()
         if consts.xpbd:
             for lam in self._lam:
@@ -289,15 +296,16 @@ class NumpyBackend:
         """One contact round: the hierarchical pass with the particles in contact this
         substep held where the colliders put them, then again the strain limit, stitches,
         tethers and colliders (not the soft pins)."""
-        self._hierarchy_holding_contacts(P, control.settings.hierarchy_slack)
+        self._hierarchy_holding_contacts(P, control.settings.hierarchy_slack,
+                                         consts.level_sweeps)
         self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=False)
 
-    def _hierarchy_holding_contacts(self, P: F, slack: float) -> None:
+    def _hierarchy_holding_contacts(self, P: F, slack: float, sweeps: list[int]) -> None:
         """The hierarchical pass, in place on P, with the particles marked in
         ``self.contacts`` left where they are."""
         touching = np.flatnonzero(self.contacts.active)
         held = P[:, touching]
-        project_hierarchy(P, self._levels, slack, self._distance_work)
+        project_hierarchy(P, self._levels, slack, self._distance_work, sweeps)
         P[:, touching] = held
 
     def _collide(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float,
@@ -359,4 +367,6 @@ class NumpyBackend:
             alpha=(alpha[0], alpha[1], alpha[2]), gamma=(gamma[0], gamma[1], gamma[2]),
             inv_denominators=inv,
             rest_speed=2.0 * norm(settings.gravity) * h,
+            level_sweeps=level_sweeps([sum(c.count for c in lv.colors) for lv in self._levels],
+                                      self.model.stretch.count, settings.hierarchy_sweeps),
         )

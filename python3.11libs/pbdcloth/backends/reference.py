@@ -29,7 +29,7 @@ from ..cloth.state import ClothState
 from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
-from ..constraints.hierarchy import PROBE_REACH
+from ..constraints.hierarchy import PROBE_REACH, level_sweeps
 from ..constraints.strain_limit import limit_target, sweep_margin
 from ..portable import dot, norm
 from ..settings import ClothSettings, Model
@@ -116,9 +116,9 @@ class ReferenceBackend:
         state_out.positions, state_out.velocities = x, v
         return stats
 
-    def _hierarchy(self, P: F, slack: float) -> None:
+    def _hierarchy(self, P: F, slack: float, most: int) -> None:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
-        level's masses, then its corrections interpolated to the finer level's other
+        level's masses (swept ``level_sweeps`` times, at most ``most``), then its corrections interpolated to the finer level's other
         particles, x_f = X_f + sum_k w_fk (x_pk - X_pk). The particles marked in
         ``self.contacts`` stay where they were (in the predict: those that touched a collider
         in the frame's last substep or lie within PROBE_REACH thicknesses of one; in a contact
@@ -126,8 +126,12 @@ class ReferenceBackend:
         touching = np.flatnonzero(self.contacts.active)
         held = P[touching].copy()
         start = P.copy()
-        for level in reversed(self.model.hierarchy.levels):
-            _project_unilateral(P, level, slack, slack)
+        levels = list(reversed(self.model.hierarchy.levels))
+        sweeps = level_sweeps([level.count for level in levels], self.model.stretch.count,
+                              most)
+        for level, count in zip(levels, sweeps):
+            for _ in range(count):
+                _project_unilateral(P, level, slack, slack)
             for row, f in enumerate(level.fine):
                 moved = start[f].copy()
                 for parent, weight in zip(level.parents[row], level.weights[row]):
@@ -200,7 +204,8 @@ class ReferenceBackend:
                         project_contacts(probe, X, free, collider, a0, a1, h,
                                          PROBE_REACH * settings.thickness, 0.0, 0.0,
                                          self.contacts, False, thickness_scale=t_scale)
-                self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
+                self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND),
+                                settings.hierarchy_sweeps)
             soft_target = self._soft_target(a1)
             V_pred = V.copy()
             self.contacts.clear()
@@ -274,7 +279,8 @@ class ReferenceBackend:
                     for _ in range(settings.effective_contact_rounds):
                         # a contact round: the hierarchical pass with the particles in contact
                         # held, the strain limit, stitches, tethers, the colliders again
-                        self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
+                        self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND),
+                                        settings.hierarchy_sweeps)
                         self._limit_and_stitches(P, X, settings, h, stitch_lam)
                         self._tethers(P, settings)
                         self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale,

@@ -3,10 +3,11 @@
 Given the coarse levels of a cloth (:mod:`pbdcloth.cloth.hierarchy`), one pass runs from the
 coarsest level to the finest:
 
-1. project the level's constraints once, in colored order, as unilateral distances that only
-   resist stretch: C = max(|x_i - x_j| - s d0, 0), x_i -= w_i / (w_i + w_j) C n,
-   x_j += w_j / (w_i + w_j) C n, with the level's masses (s = ``slack`` (1 + DEADBAND),
-   ``slack`` >= 1, on the rest-shape distances d0);
+1. project the level's constraints in colored order, once or a few times
+   (:func:`level_sweeps`), as unilateral distances that only resist stretch:
+   C = max(|x_i - x_j| - s d0, 0), x_i -= w_i / (w_i + w_j) C n, x_j += w_j / (w_i + w_j) C n,
+   with the level's masses (s = ``slack`` (1 + DEADBAND), ``slack`` >= 1, on the rest-shape
+   distances d0);
 2. hand the level's corrections down: every particle f of the next finer level that is not on
    this level moves by the weighted corrections of its parents since the pass began,
    x_f = X_f + sum_k w_fk (x_pk - X_pk),   X = positions at the start of the pass.
@@ -91,9 +92,27 @@ def hierarchy_batches(hierarchy: HierarchyData, n: int) -> list[LevelBatches]:
     ]
 
 
+def level_sweeps(level_counts: Sequence[int], stretch_count: int, most: int) -> list[int]:
+    """Sweeps over each coarse level per pass (in the order of ``level_counts``, the levels'
+    constraint counts): as many as the level's constraints fit into the cloth's
+    ``stretch_count`` (its mesh edges), at least 1 and at most ``most``,
+
+        sweeps_l = min(most, max(1, stretch_count // M_l)),
+
+    so that the sweeps of one level cost at most one pass over the mesh edges. Gauss-Seidel
+    carries a correction about one constraint per sweep, so a level whose chains are long
+    (a strip's levels halve, a sheet's quarter) needs several sweeps before its pull reaches
+    the pins: at ``most`` = 8 a 5000 x 2 strip's finest coarse level (an eighth of its edges)
+    gets 7 and the others 8, a 100 x 100 sheet's finest coarse level (a third) 2."""
+    return [min(most, max(1, stretch_count // max(count, 1))) for count in level_counts]
+
+
 def project_hierarchy(positions: F, levels: Sequence[LevelBatches], slack: float,
-                      work: DistanceWorkspace | None = None) -> None:
-    """One hierarchical pass over ``levels`` (coarsest first), in place on ``positions`` (3, N).
+                      work: DistanceWorkspace | None = None,
+                      sweeps: Sequence[int] | None = None) -> None:
+    """One hierarchical pass over ``levels`` (coarsest first), in place on ``positions`` (3, N):
+    each level's constraints ``sweeps[l]`` times (:func:`level_sweeps`; ``None``: once), then
+    its hand-down.
     """
     if not levels:
         return
@@ -101,12 +120,13 @@ def project_hierarchy(positions: F, levels: Sequence[LevelBatches], slack: float
     ws = work if work is not None else DistanceWorkspace.for_colors(
         [c for lv in levels for c in lv.colors])
     limit = slack * (1.0 + DEADBAND)
-    for lv in levels:
-        project_distance_unilateral(positions, lv.colors, limit, ws)
+    for level_index, lv in enumerate(levels):
+        for _ in range(1 if sweeps is None else sweeps[level_index]):
+            project_distance_unilateral(positions, lv.colors, limit, ws)
         moved = start[:, lv.fine]
         for parent, weight in zip(lv.parents, lv.weights):
             moved += weight * (positions[:, parent] - start[:, parent])
         positions[:, lv.fine] = moved
 
 
-__all__ = ["LevelBatches", "hierarchy_batches", "project_hierarchy"]
+__all__ = ["LevelBatches", "hierarchy_batches", "level_sweeps", "project_hierarchy"]

@@ -55,7 +55,7 @@ from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
 from ...colliders.sdf_sequence import SdfSequence
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
-from ...constraints.hierarchy import PROBE_REACH
+from ...constraints.hierarchy import PROBE_REACH, level_sweeps
 from ...constraints.softpin import soft_pin_stiffness
 from ...constraints.strain_limit import limit_target, sweep_margin
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
@@ -660,7 +660,7 @@ class WarpBackend:
 
     def _project_hierarchy(self, launch: _Recorder, c: _Substep) -> None:
         """The hierarchical pass, coarsest level first: each level's unilateral distances by
-        color, then its hand-down to the finer level (mirrors
+        color (``level_sweeps`` times), then its hand-down to the finer level (mirrors
         :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles
         :meth:`_hold_contacts` marked stay where the prediction put them."""
         if not self._hierarchy_on(c):
@@ -669,8 +669,11 @@ class WarpBackend:
         n = self.model.particle_count
         launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
-        for lv in levels:
-            self._project_unilateral(launch, lv.cons, lv.colors, slack, slack)
+        sweeps = level_sweeps([lv.cons.shape[0] for lv in levels], self.model.stretch.count,
+                              c.settings.hierarchy_sweeps)
+        for lv, count in zip(levels, sweeps):
+            for _ in range(count):
+                self._project_unilateral(launch, lv.cons, lv.colors, slack, slack)
             launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
                                                     lv.weight0, lv.weight1])
         launch(k.keep_touching, n, [p, start, self._touching])
