@@ -159,28 +159,40 @@ def test_ten_thousand_particle_sheet_is_fabric_at_the_default_solve(
     assert worst[16] < 0.01 + 1e-6 < 0.015 < worst[2], worst
 
 
+class _Sizes:
+    """A hierarchy reduced to what :func:`level_sweeps` reads: constraints per level, finest
+    first."""
+
+    def __init__(self, *finest_first: int) -> None:
+        self.levels: list[object] = []
+        self._sizes = list(finest_first)
+
+    def sizes(self) -> list[int]:
+        return self._sizes
+
+
 def test_level_sweeps_fit_each_level_into_one_pass_over_the_edges() -> None:
-    """sweeps_l = min(most, max(1, M0 // M_l)) on the levels of a 5000 x 2 strip (coarsest
-    first, about halving; its finest coarse level an eighth of the 19,997 edges: 7) and of a
-    100 x 100 sheet (its finest coarse level a third of the 29,601 edges: 2); a level larger than the edges still gets one sweep, and most = 1 is the single
-    sweep."""
-    strip_levels = [11, 21, 41, 80, 158, 314, 626, 1251, 2501]
+    """sweeps_l = min(most, max(1, M0 // M_l)), coarsest first, on the levels of a 5000 x 2
+    strip (about halving; its finest coarse level an eighth of the 19,997 edges: 7) and of a
+    100 x 100 sheet (its finest coarse level a third of the 29,601 edges: 2); a level larger
+    than the edges still gets one sweep, and most = 1 is the single sweep."""
+    strip_levels = _Sizes(2501, 1251, 626, 314, 158, 80, 41, 21, 11)
+    sheet_levels = _Sizes(10143, 2375, 603, 149, 33)
     assert level_sweeps(strip_levels, 19_997, 8) == [8] * 8 + [7]
-    assert level_sweeps([33, 149, 603, 2375, 10143], 29_601, 8) == [8, 8, 8, 8, 2]
-    assert level_sweeps([33, 149, 603, 2375, 10143], 29_601, 32) == [32, 32, 32, 12, 2]
-    assert level_sweeps([50_000, 0], 29_601, 8) == [1, 8]
+    assert level_sweeps(sheet_levels, 29_601, 8) == [8, 8, 8, 8, 2]
+    assert level_sweeps(sheet_levels, 29_601, 32) == [32, 32, 32, 12, 2]
+    assert level_sweeps(_Sizes(0, 50_000), 29_601, 8) == [1, 8]
     assert level_sweeps(strip_levels, 19_997, 1) == [1] * 9
 
 
 def test_level_sweeps_move_a_long_chain_further_per_pass() -> None:
     """Over one pass on a stretched 2000 x 2 strip, more sweeps of the coarse levels leave the
-    coarse scales less stretched: the fine level's largest strain after the pass falls with
-    the cap (and the pass still moves nothing at rest)."""
+    coarse scales less stretched: the coarsest level's largest strain after the pass is less
+    than half as large at a cap of 8 as with one sweep (and the pass still moves nothing at
+    rest)."""
     pos, tris = grid(2000, 2, 2.0, 0.02, plane="xz")
-    solver = ClothSolver(pos, tris, pinned=[0, 1999, 2000, 3999],
-                         settings=ClothSettings(hierarchy_sweeps=8))
+    solver = ClothSolver(pos, tris, pinned=[0, 1999, 2000, 3999])
     levels = hierarchy_batches(solver.model.hierarchy, len(pos))
-    counts = [sum(c.count for c in lv.colors) for lv in levels]
     stretched = np.ascontiguousarray(pos.T.copy())
     stretched[0] *= 1.0 + 0.2 * np.sin(np.pi * pos[:, 0] / 2.0)   # up to 20 % longer mid-span
     stretched[1] -= 0.3 * np.sin(np.pi * pos[:, 0] / 2.0)
@@ -189,8 +201,8 @@ def test_level_sweeps_move_a_long_chain_further_per_pass() -> None:
     coarse_strain = {}
     for most in (1, 8):
         p = stretched.copy()
-        project_hierarchy(p, levels, 1.0, sweeps=level_sweeps(counts, solver.model.stretch.count,
-                                                              most))
+        sweeps = level_sweeps(solver.model.hierarchy, solver.model.stretch.count, most)
+        project_hierarchy(p, levels, 1.0, sweeps=sweeps)
         coarsest = solver.model.hierarchy.levels[-1]
         length = np.linalg.norm(p[:, coarsest.i] - p[:, coarsest.j], axis=0)
         coarse_strain[most] = float((length / coarsest.rest - 1.0).max())

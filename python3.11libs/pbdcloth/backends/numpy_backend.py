@@ -367,6 +367,6 @@ class NumpyBackend:
             alpha=(alpha[0], alpha[1], alpha[2]), gamma=(gamma[0], gamma[1], gamma[2]),
             inv_denominators=inv,
             rest_speed=2.0 * norm(settings.gravity) * h,
-            level_sweeps=level_sweeps([sum(c.count for c in lv.colors) for lv in self._levels],
-                                      self.model.stretch.count, settings.hierarchy_sweeps),
+            level_sweeps=level_sweeps(self.model.hierarchy, self.model.stretch.count,
+                                      settings.hierarchy_sweeps),
         )

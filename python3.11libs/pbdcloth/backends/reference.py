@@ -118,18 +118,17 @@ class ReferenceBackend:
 
     def _hierarchy(self, P: F, slack: float, most: int) -> None:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
-        level's masses (swept ``level_sweeps`` times, at most ``most``), then its corrections interpolated to the finer level's other
-        particles, x_f = X_f + sum_k w_fk (x_pk - X_pk). The particles marked in
+        level's masses (swept ``level_sweeps`` times, at most ``most``), then its corrections
+        interpolated to the finer level's other particles,
+        x_f = X_f + sum_k w_fk (x_pk - X_pk). The particles marked in
         ``self.contacts`` stay where they were (in the predict: those that touched a collider
         in the frame's last substep or lie within PROBE_REACH thicknesses of one; in a contact
         round: those in contact this substep)."""
         touching = np.flatnonzero(self.contacts.active)
         held = P[touching].copy()
         start = P.copy()
-        levels = list(reversed(self.model.hierarchy.levels))
-        sweeps = level_sweeps([level.count for level in levels], self.model.stretch.count,
-                              most)
-        for level, count in zip(levels, sweeps):
+        sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count, most)
+        for level, count in zip(reversed(self.model.hierarchy.levels), sweeps):
             for _ in range(count):
                 _project_unilateral(P, level, slack, slack)
             for row, f in enumerate(level.fine):

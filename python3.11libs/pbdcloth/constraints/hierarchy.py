@@ -68,6 +68,7 @@ class HierarchyLevelData(DistanceConstraints, Protocol):
 class HierarchyData(Protocol):
     @property
     def levels(self) -> Sequence[HierarchyLevelData]: ...
+    def sizes(self) -> list[int]: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,19 +93,20 @@ def hierarchy_batches(hierarchy: HierarchyData, n: int) -> list[LevelBatches]:
     ]
 
 
-def level_sweeps(level_counts: Sequence[int], stretch_count: int, most: int) -> list[int]:
-    """Sweeps over each coarse level per pass (in the order of ``level_counts``, the levels'
-    constraint counts): as many as the level's constraints fit into the cloth's
-    ``stretch_count`` (its mesh edges), at least 1 and at most ``most``,
+def level_sweeps(hierarchy: HierarchyData, stretch_count: int, most: int) -> list[int]:
+    """Sweeps over each coarse level of ``hierarchy`` per pass, coarsest first (the order of
+    :func:`hierarchy_batches`): as many as the level's M_l constraints fit into the cloth's
+    ``stretch_count`` M0 (its mesh edges), at least 1 and at most ``most``,
 
-        sweeps_l = min(most, max(1, stretch_count // M_l)),
+        sweeps_l = min(most, max(1, M0 // M_l)),
 
     so that the sweeps of one level cost at most one pass over the mesh edges. Gauss-Seidel
     carries a correction about one constraint per sweep, so a level whose chains are long
     (a strip's levels halve, a sheet's quarter) needs several sweeps before its pull reaches
     the pins: at ``most`` = 8 a 5000 x 2 strip's finest coarse level (an eighth of its edges)
     gets 7 and the others 8, a 100 x 100 sheet's finest coarse level (a third) 2."""
-    return [min(most, max(1, stretch_count // max(count, 1))) for count in level_counts]
+    return [min(most, max(1, stretch_count // max(count, 1)))
+            for count in reversed(hierarchy.sizes())]
 
 
 def project_hierarchy(positions: F, levels: Sequence[LevelBatches], slack: float,

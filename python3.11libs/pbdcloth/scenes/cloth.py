@@ -132,8 +132,9 @@ def cloak_scene(height: float = 1.75, frames: int = 96, speed: float = 1.0,
     the capsules on Warp, so the scene ran without the hierarchy, at 12.4 % strain against
     9.4 % then); the body's capsules move every frame and are interpolated through the
     substeps. The cloak starts moving with the chest (:func:`start_velocity`;
-    ``start_moving=False``: at rest) and its contacts slide (``contact_sliding``: a strain-limit sweep keeps no move into a capsule): 2.1 %
-    largest strain on Warp, against 9.4 % started at rest without sliding.
+    ``start_moving=False``: at rest) and its contacts slide (``contact_sliding``: a
+    strain-limit sweep keeps no move into a capsule): 2.1 % largest strain on Warp, against
+    9.4 % started at rest without sliding.
     """
     from .body import Body
 

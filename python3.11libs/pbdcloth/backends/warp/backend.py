@@ -669,7 +669,7 @@ class WarpBackend:
         n = self.model.particle_count
         launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
-        sweeps = level_sweeps([lv.cons.shape[0] for lv in levels], self.model.stretch.count,
+        sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count,
                               c.settings.hierarchy_sweeps)
         for lv, count in zip(levels, sweeps):
             for _ in range(count):
