@@ -63,6 +63,8 @@ def main() -> None:
             scene.settings = scene.settings.replace(**changes)
         s = scene.settings
         hierarchy = "on" if s.hierarchy and not s.self_collision else "off"
+        if s.hierarchy and s.self_collision and s.effective_contact_rounds and scene.colliders:
+            hierarchy = f"in {s.effective_contact_rounds} contact rounds"  # not in the predict
         frames = args.frames or scene.frames
         worst, at, last, seconds = run(scene, frames)
         print(f"| {name} | {len(scene.positions)} | {s.substeps} x {s.iterations} | {hierarchy} "

@@ -545,7 +545,7 @@ def test_velocity_clamp_limits_motion_relative_to_the_mean() -> None:
 # --- scenes, on every backend -----------------------------------------------------------------
 
 FOLD_FRAMES = 48
-FOLD_RESOLUTION = 32  # 32 x 19 points, 3.2 cm edges: three times the 1 cm self thickness
+FOLD_RESOLUTION = 40  # the scene's own: 40 x 24 points, 2.6 cm edges, 1 cm self thickness
 TWIST_FRAMES = 48  # 3.75 degrees per frame: 180 degrees of twist at frame 48
 TWIST_RESOLUTION = 24
 

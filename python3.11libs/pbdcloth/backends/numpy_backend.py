@@ -16,7 +16,8 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then the contact
    rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, then
-   the strain limit, stitches, tethers and colliders again), then self-collision when on
+   the strain limit, stitches, tethers and colliders again; also with self-collision on, their
+   strain limit then not capped), then self-collision when on
    (selfcollision/stage.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """
@@ -239,7 +240,7 @@ class NumpyBackend:
             project_distance_pbd(P, self._stretch, consts.k[0], self._distance_work)
             project_distance_pbd(P, self._shear, consts.k[1], self._distance_work)
             project_bend_pbd(P, self._bend, consts.k[2], self._bend_work)
-        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=True)
+        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, in_round=False)
         if control.colliders and self._levels and not any(
                 isinstance(c, ClothContactCollider) for c in control.colliders):
             for _ in range(settings.effective_contact_rounds):
@@ -248,11 +249,13 @@ class NumpyBackend:
             selfcol.project(P, X_prev, settings.self_thickness, settings.self_friction)
 
     def _limit_and_contacts(self, P: F, X_prev: F, control: Control, consts: _FrameConstants,
-                            a0: float, a1: float, stats: FrameStats, soft_pins: bool) -> None:
+                            a0: float, a1: float, stats: FrameStats, in_round: bool) -> None:
         """The iteration after the cloth's own constraints: the strain limit with the stitches
         inside its sweeps (with ``contact_sliding``, the particles a collider touched earlier in
-        this substep sliding on it; constraints/strain_limit.py), tethers, soft pins (once per iteration: their
-        stiffness is per iteration), colliders."""
+        this substep sliding on it; constraints/strain_limit.py), tethers, soft pins (not
+        ``in_round``: their stiffness is per iteration), colliders. A contact round's strain
+        limit runs ``round_strain_limit_passes`` sweeps at most, an iteration's
+        ``effective_strain_limit_passes``."""
         settings = control.settings
         sewn = bool(self._stitch or self._tri_stitch)
 
@@ -260,7 +263,8 @@ class NumpyBackend:
             self._project_stitches(P, X_prev, consts)
 
         project_strain_limit(P, self._stretch, settings.effective_strain_limit,
-                             settings.effective_strain_limit_passes,
+                             settings.round_strain_limit_passes if in_round
+                             else settings.effective_strain_limit_passes,
                              margin=sweep_margin(settings.self_collision),
                              between=sew if sewn else None, moved=self._stitched,
                              sliding=self._sliding(settings.thickness, consts.h)
@@ -271,7 +275,7 @@ class NumpyBackend:
         if settings.tethers and tethers.count:
             stats.tethers_active = project_tethers(P, tethers.particle, tethers.anchor,
                                                    tethers.rest, settings.tether_slack)
-        if soft_pins and self.model.soft_pins.count:
+        if not in_round and self.model.soft_pins.count:
             project_soft_pins(P, self.model.soft_pins.particle, self._soft_target, self._soft_k)
         self._collide(P, X_prev, control, consts, a0, a1)
 
@@ -298,7 +302,7 @@ class NumpyBackend:
         tethers and colliders (not the soft pins)."""
         self._hierarchy_holding_contacts(P, control.settings.hierarchy_slack,
                                          consts.level_sweeps)
-        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, soft_pins=False)
+        self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, in_round=True)
 
     def _hierarchy_holding_contacts(self, P: F, slack: float, sweeps: list[int]) -> None:
         """The hierarchical pass, in place on P, with the particles marked in

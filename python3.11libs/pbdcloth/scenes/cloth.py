@@ -313,6 +313,7 @@ def fold_scene(resolution: int = 40, settings: ClothSettings | None = None,
     s = settings or ClothSettings(
         substeps=30, iterations=2, bend_stiffness=0.0, thickness=0.01, friction=0.3,
         damping=0.1, self_collision=True, self_thickness=self_thickness, self_friction=0.2,
+        contact_rounds=2,
     )
     colliders: list[Collider] = [Plane((0, 0, 0), (0, 1, 0)), Sphere((0.0, radius, 0.0), radius)]
     return Scene("fold", description=describe(fold_scene.__doc__), positions=pos, triangles=tris,

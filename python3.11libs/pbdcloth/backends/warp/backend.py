@@ -658,12 +658,15 @@ class WarpBackend:
             for lam in (m.stretch.lam, m.shear.lam, m.bend_lam):
                 launch(k.zero_scalars, lam.shape[0], [lam])
 
-    def _project_hierarchy(self, launch: _Recorder, c: _Substep) -> None:
+    def _project_hierarchy(self, launch: _Recorder, c: _Substep, in_round: bool = False
+                           ) -> None:
         """The hierarchical pass, coarsest level first: each level's unilateral distances by
         color (``level_sweeps`` times), then its hand-down to the finer level (mirrors
         :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles
-        :meth:`_hold_contacts` marked stay where the prediction put them."""
-        if not self._hierarchy_on(c):
+        :meth:`_hold_contacts` marked stay where the prediction put them. In the predict when
+        :meth:`_hierarchy_on`; in a contact round (``in_round``) also with self collision on,
+        as on numpy."""
+        if not (self._hierarchy_on(c) or (in_round and c.settings.hierarchy and self.m.levels)):
             return
         k, p, start, levels = self.k, self._p, self._hierarchy_start, self.m.levels
         n = self.model.particle_count
@@ -754,22 +757,27 @@ class WarpBackend:
         for off, cnt in m.bend_colors.spans:
             launch(k.bend_pbd, cnt, [p, m.hinges, off, k.scalar(stiff)])
 
-    def _project_limit_and_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
+    def _project_limit_and_stitches(self, launch: _Recorder, c: _Substep, fresh: int,
+                                    in_round: bool = False) -> None:
         """The strain limit with the stitches inside its sweeps: with stitches and the limit
         on, each sweep (one launch, or one pass of the colors) followed by the stitches, all
         ``strain_limit_passes`` of them (the sweeps after the first that shortens nothing move
         nothing, and the stitches are then satisfied); else the limit's sweeps, then the
         stitches once (mirrors the numpy backend's ``_limit_and_contacts``; stitch
-        multipliers from 0 on the first stitch pass when ``fresh``)."""
+        multipliers from 0 on the first stitch pass when ``fresh``). At most
+        ``round_strain_limit_passes`` sweeps ``in_round`` (a contact round), else
+        ``effective_strain_limit_passes``."""
         m = self.m
         sewn = bool(m.stitches.colors.spans or m.triangle_stitch_colors.spans)
         limit = c.settings.effective_strain_limit
+        most = (c.settings.round_strain_limit_passes if in_round
+                else c.settings.effective_strain_limit_passes)
         if not sewn or limit <= 0.0:
-            self._project_strain_limit(launch, c)
+            self._project_strain_limit(launch, c, passes=most)
             if sewn:
                 self._project_stitches(launch, c, fresh)
             return
-        for sweep in range(c.settings.effective_strain_limit_passes):
+        for sweep in range(most):
             self._project_strain_limit(launch, c, passes=1)
             self._project_stitches(launch, c, fresh if sweep == 0 else 0)
 
@@ -878,8 +886,8 @@ class WarpBackend:
         for _ in range(c.settings.effective_contact_rounds):
             # the particles in contact this substep are held by the hierarchical pass
             launch(self.k.hold_contacts, n, [self._contact, self._touching, 1])
-            self._project_hierarchy(launch, c)
-            self._project_limit_and_stitches(launch, c, 0)
+            self._project_hierarchy(launch, c, in_round=True)
+            self._project_limit_and_stitches(launch, c, 0, in_round=True)
             self._project_tethers(launch, c)
             self._project_colliders(launch, c, step, max(iteration, 1))
 
