@@ -664,9 +664,9 @@ class WarpBackend:
         color (``level_sweeps`` times), then its hand-down to the finer level (mirrors
         :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles
         :meth:`_hold_contacts` marked stay where the prediction put them. In the predict when
-        :meth:`_hierarchy_on`; in a contact round (``in_round``) also with self collision on,
-        as on numpy."""
-        if not (self._hierarchy_on(c) or (in_round and c.settings.hierarchy and self.m.levels)):
+        :meth:`_hierarchy_on`; always in a contact round (``in_round``; rounds run only with
+        the hierarchy on and levels to project, also with self collision on, as on numpy)."""
+        if not (in_round or self._hierarchy_on(c)):
             return
         k, p, start, levels = self.k, self._p, self._hierarchy_start, self.m.levels
         n = self.model.particle_count
