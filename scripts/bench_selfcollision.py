@@ -67,7 +67,8 @@ CONSTRAINT_FUNCTIONS = ("project_distance_pbd", "project_distance_xpbd", "projec
                         "project_bend_xpbd", "project_strain_limit", "project_tethers")
 #: Warp kernels of the constraint solve (the CPU path's lane kernels carry "_lanes").
 WARP_SOLVE = ("distance_pbd", "distance_xpbd", "bend_pbd", "bend_xpbd", "distance_limit",
-              "distance_unilateral", "tethers", "zero_scalars")
+              "distance_unilateral", "unilateral_sweeps", "any_flag", "zero_flags", "tethers",
+              "zero_scalars")
 #: Phases of the Warp self-collision stage: kernel names (the CPU's native loops carry
 #: "_all"), list maintenance first, then the narrow phase.
 WARP_PHASES = {

@@ -33,6 +33,7 @@ from pbdcloth import ClothSettings, ClothSolver  # noqa: E402
 from pbdcloth.cloth.mesh import grid  # noqa: E402
 
 OFF = {"strain_limit": 0.0}
+ONE = {"hierarchy_sweeps": 1}  # one sweep per coarse level, the former default
 CANDIDATES: dict[str, dict[str, Any]] = {
     "before: pbd 10 x 1, no hierarchy": {"hierarchy": False, **OFF},
     "pbd 10 x 1 + tethers": {"hierarchy": False, "tethers": True, **OFF},
@@ -43,21 +44,21 @@ CANDIDATES: dict[str, dict[str, Any]] = {
                                    **OFF},
     "pbd 40 x 1 + tethers (4x cost)": {"hierarchy": False, "tethers": True, "substeps": 40,
                                        **OFF},
-    "hierarchy + tethers, pbd 10 x 1": {"hierarchy": True, "tethers": True, **OFF},
-    "hierarchy, pbd 10 x 1": {"hierarchy": True, **OFF},
-    "hierarchy, pbd 20 x 1": {"hierarchy": True, "substeps": 20, **OFF},
-    "hierarchy, pbd 10 x 2": {"hierarchy": True, "iterations": 2, **OFF},
+    "hierarchy + tethers, pbd 10 x 1": {"hierarchy": True, "tethers": True, **ONE, **OFF},
+    "hierarchy, pbd 10 x 1": {"hierarchy": True, **ONE, **OFF},
+    "hierarchy, pbd 20 x 1": {"hierarchy": True, "substeps": 20, **ONE, **OFF},
+    "hierarchy, pbd 10 x 2": {"hierarchy": True, "iterations": 2, **ONE, **OFF},
     "plain + limit 1 %, pbd 10 x 1": {"hierarchy": False},
-    "hierarchy + limit 1 % <= 1 sweep, pbd 10 x 1": {"strain_limit_passes": 1},
-    "hierarchy + limit 1 % <= 2 sweeps, pbd 10 x 1": {"strain_limit_passes": 2},
-    "hierarchy + limit 1 % <= 4 sweeps, pbd 10 x 1": {"strain_limit_passes": 4},
-    "hierarchy + limit 1 % <= 8 sweeps, pbd 10 x 1": {"strain_limit_passes": 8},
-    "hierarchy + limit 1 % <= 16 sweeps, pbd 10 x 1 (default)": {},
-    "hierarchy + limit 1 % <= 16 sweeps, pbd 20 x 1": {"substeps": 20},
+    "hierarchy + limit 1 % <= 1 sweep, pbd 10 x 1": {"strain_limit_passes": 1, **ONE},
+    "hierarchy + limit 1 % <= 2 sweeps, pbd 10 x 1": {"strain_limit_passes": 2, **ONE},
+    "hierarchy + limit 1 % <= 4 sweeps, pbd 10 x 1": {"strain_limit_passes": 4, **ONE},
+    "hierarchy + limit 1 % <= 8 sweeps, pbd 10 x 1": {"strain_limit_passes": 8, **ONE},
+    "hierarchy + limit 1 % <= 16 sweeps, pbd 10 x 1 (the former default)": {**ONE},
+    "hierarchy + limit 1 % <= 16 sweeps, pbd 20 x 1": {"substeps": 20, **ONE},
     "hierarchy <= 4 sweeps per level + limit 1 % <= 16 sweeps, pbd 10 x 1":
         {"hierarchy_sweeps": 4},
-    "hierarchy <= 8 sweeps per level + limit 1 % <= 16 sweeps, pbd 10 x 1":
-        {"hierarchy_sweeps": 8},
+    "hierarchy <= 8 sweeps per level, stopping at half the limit, + limit 1 % <= 16 sweeps, "
+    "pbd 10 x 1 (the default)": {},
 }
 
 

@@ -56,8 +56,9 @@ def _no_sharp_edges(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _settings(**changes: object) -> ClothSettings:
-    """The cases' settings, with the strain limit off: the digests were recorded before it."""
-    return ClothSettings(strain_limit=0.0, **changes)  # type: ignore[arg-type]
+    """The cases' settings, with the strain limit off and one sweep per coarse level of the
+    hierarchy: the digests were recorded before either."""
+    return ClothSettings(strain_limit=0.0, hierarchy_sweeps=1, **changes)  # type: ignore[arg-type]
 
 
 def _skirt_settings() -> ClothSettings:

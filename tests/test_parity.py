@@ -195,27 +195,53 @@ def test_distance_xpbd_mirrors_project_distance_xpbd(precision: str, dtype: Any,
 def test_distance_unilateral_mirrors_project_distance_unilateral(precision: str, dtype: Any,
                                                                  bound: float) -> None:
     """Stretched constraints pulled back fully, compressed ones left alone (rest lengths are
-    0.8 .. 1.2 of the current lengths, so both kinds are there)."""
+    0.8 .. 1.2 of the current lengths, so both kinds are there); the flag of a constraint past
+    the tolerance as numpy's return value (0.02: some are; 10: none), and a sweep whose sweep
+    before found none, or one while some particle is held, runs nothing."""
     k = build_kernels(precision)
     family, p0, _ = _distance_family(5, dtype)
     slack = float(dtype(1.05))
-    expected = _component_major(p0)
-    project_distance_unilateral(expected, distance_colors(family, N), slack)
-    p = _vec3(p0, dtype)
     records = _distance_records(family, k.DistancePbd, ("wi_frac", "wj_frac"))
-    for color in family.color_slices():
-        wp.launch(k.distance_unilateral, color.stop - color.start,
-                  [p, records, color.start, k.scalar(slack), k.scalar(slack)], device=CPU)
-    moved = np.abs(expected.T - p0).max(axis=1) > 0.0
-    assert 0 < moved.sum() < N  # some particles moved, some did not
-    assert np.abs(p.numpy() - expected.T).max() < bound
+    for tolerance, far_expected in ((0.02, True), (10.0, False)):
+        expected = _component_major(p0)
+        far = project_distance_unilateral(expected, distance_colors(family, N), slack,
+                                          tolerance=tolerance)
+        assert far is far_expected
+        p = _vec3(p0, dtype)
+        flags = wp.zeros(2, dtype=wp.int32, device=CPU)
+        none_held = wp.zeros(1, dtype=wp.int32, device=CPU)
+        for sweep in (0, 1):
+            for color in family.color_slices():
+                wp.launch(k.distance_unilateral, color.stop - color.start,
+                          [p, records, color.start, k.scalar(slack), k.scalar(slack),
+                           k.scalar(tolerance), flags, sweep, none_held], device=CPU)
+            if sweep == 0:
+                assert bool(flags.numpy()[0]) is far_expected
+                once = p.numpy().copy()
+        moved = np.abs(expected.T - p0).max(axis=1) > 0.0
+        assert 0 < moved.sum() < N  # some particles moved, some did not
+        assert np.abs(once - expected.T).max() < bound
+        if not far_expected:  # the second sweep ran nothing
+            assert np.array_equal(p.numpy(), once)
+        else:  # ... nor does it while the pass holds some particle
+            again = wp.array(once, dtype=p.dtype, device=CPU)
+            held = wp.ones(1, dtype=wp.int32, device=CPU)
+            for color in family.color_slices():
+                wp.launch(k.distance_unilateral, color.stop - color.start,
+                          [again, records, color.start, k.scalar(slack), k.scalar(slack),
+                           k.scalar(tolerance), flags, 1, held], device=CPU)
+            assert np.array_equal(again.numpy(), once)
+            assert not np.array_equal(p.numpy(), once)
 
 
 @pytest.mark.parametrize(("precision", "dtype", "bound"), PRECISIONS)
 def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
                                                     bound: float) -> None:
     """The whole hierarchical pass of a 12 x 12 sheet pinned at two corners, pulled long:
-    distance_unilateral per color and level, then hand_down, against project_hierarchy."""
+    distance_unilateral per color and level, at most 6 sweeps a level and stopping at the
+    tolerance (0.2 of d0: each level stops after its third), then hand_down, against
+    project_hierarchy; a level's sweeps in one launch (unilateral_sweeps, the CPU's) give the
+    same bits."""
     from pbdcloth import ClothSolver
     from pbdcloth.backends.warp.backend import WarpBackend
     from pbdcloth.cloth.mesh import grid
@@ -227,17 +253,33 @@ def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
     rng = np.random.default_rng(8)
     p0 = _rounded(pos * [1.0, 1.3, 1.0] + rng.normal(scale=0.01, size=pos.shape), dtype)
     expected = _component_major(p0)
-    project_hierarchy(expected, hierarchy_batches(solver.model.hierarchy, len(pos)), 1.0)
+    sweeps, tolerance = 6, 0.2
+    levels = hierarchy_batches(solver.model.hierarchy, len(pos))
+    project_hierarchy(expected, levels, 1.0, sweeps=[sweeps] * len(levels),
+                      tolerance=tolerance)
     backend = WarpBackend(solver.model, device="cpu", precision=precision)
     p, start = _vec3(p0, dtype), _vec3(p0, dtype)
     slack = backend.k.scalar(1.0 + DEADBAND)
+    ran: list[int] = []
+    none_held = wp.zeros(1, dtype=wp.int32, device=CPU)
+    serial = _vec3(p0, dtype)  # the CPU path: a level's sweeps in one launch
+    tol = backend.k.scalar(tolerance)
     for lv in backend.m.levels:
-        for off, cnt in lv.colors.spans:
-            wp.launch(backend.k.distance_unilateral, cnt, [p, lv.cons, off, slack, slack],
+        far = wp.zeros(sweeps, dtype=wp.int32, device=CPU)
+        for sweep in range(sweeps):
+            for off, cnt in lv.colors.spans:
+                wp.launch(backend.k.distance_unilateral, cnt,
+                          [p, lv.cons, off, slack, slack, tol, far, sweep, none_held],
+                          device=CPU)
+        ran.append(int(far.numpy().sum()) + 1)  # the sweeps that ran (the last found none)
+        wp.launch(backend.k.unilateral_sweeps, 1,
+                  [serial, lv.cons, slack, slack, tol, sweeps, none_held], device=CPU)
+        for q in (p, serial):
+            wp.launch(backend.k.hand_down, lv.fine.shape[0],
+                      [q, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1],
                       device=CPU)
-        wp.launch(backend.k.hand_down, lv.fine.shape[0],
-                  [p, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1],
-                  device=CPU)
+    assert np.array_equal(serial.numpy(), p.numpy())
+    assert all(1 < r < sweeps for r in ran), ran  # every level stopped, after a second sweep
     assert np.abs(expected.T - p0).max() > 0.05  # the pass pulled the sheet back up
     assert np.abs(p.numpy() - expected.T).max() < bound
 
@@ -772,7 +814,7 @@ def test_every_mirrors_name_is_an_existing_numpy_function() -> None:
 #: Every projection of the substep, by (module, function): each must name its numpy mirror.
 PROJECTIONS = {
     "kernels.py": ["distance_pbd", "distance_xpbd", "distance_unilateral", "distance_limit",
-                   "hand_down",
+                   "unilateral_sweeps", "hand_down",
                    "bend_pbd", "bend_xpbd", "tethers",
                    "collide_shapes", "collide_sdf", "hinge_angle", "wrap_angle", "vertex_normal",
                    "restitution_velocity"],

@@ -195,7 +195,8 @@ def test_the_sweeps_equal_the_sequential_loop() -> None:
     frames of a stretchy XPBD sheet where the limit acts: 1e-12 m."""
     pos, tris = grid(12, 10, 1.0, 0.8, plane="xy")
     s = ClothSettings(backend="numpy", model="xpbd", stretch_compliance=0.1, substeps=3,
-                      iterations=2, strain_limit=0.005, strain_limit_passes=3)
+                      iterations=2, strain_limit=0.005, strain_limit_passes=3,
+                      hierarchy_sweeps=1)  # more sweeps hold the sheet without the limit
     fast = ClothSolver(pos, tris, pinned=[0, 11], settings=s)
     slow = ClothSolver(pos, tris, pinned=[0, 11], settings=s)
     slow.use_backend(ReferenceBackend(slow.model))
@@ -266,12 +267,13 @@ def _cloak_worst_strain(backend: str, sliding: bool, frames: int = 22) -> float:
                     reason="warp-lang is not installed")
 def test_contact_sliding_halves_the_walking_cloaks_stretch() -> None:
     """The cloak on the walking capsule body (its own backend, Warp), started at rest, its
-    largest strain over frames 1 to 22 (its peak is at frame 19): 9.4 % as the colliders
-    leave the edges over the capsules after each iteration, 4.8 % with the ends in contact
-    sliding (numpy: 9.4 % and 4.8 % too; its sliding equals the reference loop's, below)."""
+    largest strain over frames 1 to 22: 5.5 % as the colliders leave the edges over the
+    capsules after each iteration, 2.8 % with the ends in contact sliding (numpy: 5.5 % and
+    2.8 % too; its sliding equals the reference loop's, below). With one sweep per coarse
+    level of the hierarchy (``hierarchy_sweeps`` 1, the default before) 9.4 % and 4.8 %."""
     off, on = _cloak_worst_strain("warp", False), _cloak_worst_strain("warp", True)
-    assert off > 0.085, off
-    assert on < 0.055, on
+    assert off > 0.045, off
+    assert on < 0.035, on
 
 
 def test_contact_sliding_equals_the_sequential_loop_and_is_off_by_default() -> None:

@@ -234,7 +234,8 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], str]] = [
     ("animated-pins", {}, {}, "pins"),
     ("hierarchy", {"hierarchy": True}, {}, ""),
     ("hierarchy-slack", {"hierarchy": True, "hierarchy_slack": 1.05}, {"hierarchy": True}, ""),
-    ("hierarchy-sweeps", {"hierarchy": True, "hierarchy_sweeps": 4}, {"hierarchy": True}, ""),
+    ("hierarchy-sweeps", {"hierarchy": True, "hierarchy_sweeps": 4},
+     {"hierarchy": True, "hierarchy_sweeps": 1}, ""),
 ]
 
 

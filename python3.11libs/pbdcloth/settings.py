@@ -344,15 +344,17 @@ class ClothSettings(DeclaredSettings):
         "the Strain Limit with it, which caps every edge).",
     )
     hierarchy_sweeps: int = _declare(
-        1, kind=KIND_INT, label="Hierarchy Sweeps", group=GROUP_SOLVER, minimum=1, maximum=32,
+        8, kind=KIND_INT, label="Hierarchy Sweeps", group=GROUP_SOLVER, minimum=1, maximum=32,
         help="The most Gauss-Seidel sweeps over each coarse level of the Hierarchical Solve "
-        "per pass; a level gets as many as its constraints fit into the cloth's stretch "
-        "constraints (a level with a third of them: 3), at most this many, so each level "
-        "costs at most one pass over the mesh edges. 1 is Müller's single sweep. Long, thin "
-        "cloth (straps, ribbons) needs more: a 5000 x 2 strip hanging as a catenary reaches "
-        "5.8 % strain at 1 and stays within the 1 % Strain Limit at every frame at 8; a "
-        "100 x 100 sheet is held at 1 already and costs about 1.5 times as much at 8 on numpy "
-        "(1.25 on Warp's CPU; README: Which knob buys what).",
+        "per pass. A level is swept again while some of its constraints was more than half "
+        "the Strain Limit (0.5 % without one) past its slack when its turn came, at most as "
+        "often as its constraints fit into the cloth's stretch constraints (a level with a "
+        "third of them: 3) and at most this many, so each level costs at most one pass over "
+        "the mesh edges. A pass that holds particles near a collider sweeps each level once, "
+        "as does every pass with a triangle-mesh collider. 1 is Müller's single sweep. Long, "
+        "thin cloth (straps, ribbons) needs several: a 5000 x 2 strip hanging as a catenary "
+        "reaches 5.8 % strain at 1 and stays within the 1 % Strain Limit at every frame at 8 "
+        "(README: Which knob buys what).",
     )
     strain_limit: float = _declare(
         0.01, kind=KIND_FLOAT, label="Strain Limit", group=GROUP_SOLVER, minimum=0.0,

@@ -16,8 +16,8 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then the contact
    rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, then
-   the strain limit, stitches, tethers and colliders again; also with self-collision on, their
-   strain limit then not capped), then self-collision when on
+   the strain limit, stitches, tethers and colliders again; also with
+   self-collision on, their strain limit then not capped), then self-collision when on
    (selfcollision/stage.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """
@@ -51,6 +51,7 @@ from ..constraints.hierarchy import (
     hierarchy_batches,
     level_sweeps,
     project_hierarchy,
+    sweep_tolerance,
 )
 from ..constraints.softpin import project_soft_pins, soft_pin_stiffness
 from ..constraints.stitch import (
@@ -92,7 +93,9 @@ class _FrameConstants:
     rest_speed: float
     """Contacts slower than this [m/s] get no restitution."""
     level_sweeps: list[int]
-    """Sweeps over each coarse level of the hierarchical pass, coarsest first."""
+    """The most sweeps over each coarse level of the hierarchical pass, coarsest first."""
+    sweep_tolerance: float
+    """A level's sweeps stop when no constraint is this far past its slack [1, of d0]."""
 
 
 class NumpyBackend:
@@ -196,8 +199,14 @@ class NumpyBackend:
             # Particles that touched a collider in the last substep or are within PROBE_REACH
             # thicknesses of one at the substep's start stay where the prediction put them:
             # the coarse levels know no obstacles and would pull them in.
+            # One sweep per level with a triangle-mesh collider: its collider vertices prop
+            # cloth triangles without marking their corners held (with more, a sheet propped
+            # by a spike's tip ended 3.7 mm too far above it).
             self._probe_contacts(X, control, consts, a1)
-            self._hierarchy_holding_contacts(P, settings.hierarchy_slack, consts.level_sweeps)
+            meshes = any(isinstance(c, ClothContactCollider) for c in control.colliders)
+            self._hierarchy_holding_contacts(P, settings.hierarchy_slack,
+                                             None if meshes else consts.level_sweeps,
+                                             consts.sweep_tolerance)
         self.contacts.clear()
         if consts.xpbd:
             for lam in self._lam:
@@ -301,15 +310,22 @@ class NumpyBackend:
         substep held where the colliders put them, then again the strain limit, stitches,
         tethers and colliders (not the soft pins)."""
         self._hierarchy_holding_contacts(P, control.settings.hierarchy_slack,
-                                         consts.level_sweeps)
+                                         consts.level_sweeps, consts.sweep_tolerance)
         self._limit_and_contacts(P, X_prev, control, consts, a0, a1, stats, in_round=True)
 
-    def _hierarchy_holding_contacts(self, P: F, slack: float, sweeps: list[int]) -> None:
+    def _hierarchy_holding_contacts(self, P: F, slack: float, sweeps: list[int] | None,
+                                    tolerance: float) -> None:
         """The hierarchical pass, in place on P, with the particles marked in
-        ``self.contacts`` left where they are."""
+        ``self.contacts`` left where they are: up to ``sweeps`` per level with nothing held,
+        one per level with some particle held (or ``sweeps`` None). The held particles are
+        free on the coarse levels and set back after the pass, so a level swept until it is
+        within its slack pulls the cloth around them further from where they end (largest
+        strain of the prop scene 3.0 % against 2.5 %; of the cloak's with the contact rounds'
+        passes swept, 4.2 % against 2.1 %)."""
         touching = np.flatnonzero(self.contacts.active)
         held = P[:, touching]
-        project_hierarchy(P, self._levels, slack, self._distance_work, sweeps)
+        project_hierarchy(P, self._levels, slack, self._distance_work,
+                          None if touching.size else sweeps, tolerance)
         P[:, touching] = held
 
     def _collide(self, P: F, X_prev: F, control: Control, consts: _FrameConstants, a0: float,
@@ -373,4 +389,5 @@ class NumpyBackend:
             rest_speed=2.0 * norm(settings.gravity) * h,
             level_sweeps=level_sweeps(self.model.hierarchy, self.model.stretch.count,
                                       settings.hierarchy_sweeps),
+            sweep_tolerance=sweep_tolerance(settings.effective_strain_limit),
         )

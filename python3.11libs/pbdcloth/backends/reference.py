@@ -29,7 +29,7 @@ from ..cloth.state import ClothState
 from ..colliders.base import ClothContactCollider, Collider
 from ..colliders.response import ContactBuffer, apply_restitution, project_contacts
 from ..constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
-from ..constraints.hierarchy import PROBE_REACH, level_sweeps
+from ..constraints.hierarchy import PROBE_REACH, level_sweeps, sweep_tolerance
 from ..constraints.strain_limit import limit_target, sweep_margin
 from ..portable import dot, norm
 from ..settings import ClothSettings, Model
@@ -61,21 +61,23 @@ def _hinge_angle_gradient(x1: F, x2: F, x3: F, x4: F) -> tuple[float, list[F]] |
 
 def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, trigger: float,
                         target: float, sliding: NDArray[np.bool_] | None = None,
-                        normals: F | None = None) -> int:
+                        normals: F | None = None, tolerance: float | None = None) -> int:
     """One sweep over ``fam``'s distances in order: where |x_i - x_j| > trigger d0,
     C = |x_i - x_j| - target d0 leaves, x_i -= w_i / (w_i + w_j) C n,
     x_j += w_j / (w_i + w_j) C n (the hierarchy's coarse levels, trigger = target = the
     slack; the strain limit, target below trigger). An end marked ``sliding`` (the strain
     limit: touched by a collider earlier in the substep) keeps none of its move along -n, its
     contact's outward normal in ``normals``: dx <- dx - min(0, dx . n) n. Returns how many
-    were shortened."""
+    were shortened (with a ``tolerance``: how many were more than ``tolerance`` d0 past
+    trigger d0)."""
     shortened = 0
     for c in range(fam.count):
         i, j = int(fam.i[c]), int(fam.j[c])
         d = P[i] - P[j]
         length = math.sqrt(float(dot(d, d)))
         rest = float(fam.rest[c])
-        if length - trigger * rest <= 0.0 or length < 1e-12:
+        excess = length - trigger * rest
+        if excess <= 0.0 or length < 1e-12:
             continue
         step = d * ((length - target * rest) / length)
         if sliding is None or normals is None:
@@ -87,7 +89,8 @@ def _project_unilateral(P: F, fam: DistanceFamily | HierarchyLevel, trigger: flo
                     n = normals[k]
                     move = move - n * min(float(dot(move, n)), 0.0)
                 P[k] = P[k] + move
-        shortened += 1
+        if tolerance is None or excess > tolerance * rest:
+            shortened += 1
     return shortened
 
 
@@ -116,9 +119,11 @@ class ReferenceBackend:
         state_out.positions, state_out.velocities = x, v
         return stats
 
-    def _hierarchy(self, P: F, slack: float, most: int) -> None:
+    def _hierarchy(self, P: F, slack: float, most: int, tolerance: float) -> None:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
-        level's masses (swept ``level_sweeps`` times, at most ``most``), then its corrections
+        level's masses (swept until no constraint is more than ``tolerance`` d0 past the slack,
+        at most ``level_sweeps`` times, at most ``most``; once with some particle held), then
+        its corrections
         interpolated to the finer level's other particles,
         x_f = X_f + sum_k w_fk (x_pk - X_pk). The particles marked in
         ``self.contacts`` stay where they were (in the predict: those that touched a collider
@@ -127,10 +132,12 @@ class ReferenceBackend:
         touching = np.flatnonzero(self.contacts.active)
         held = P[touching].copy()
         start = P.copy()
-        sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count, most)
+        sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count,
+                              1 if touching.size else most)
         for level, count in zip(reversed(self.model.hierarchy.levels), sweeps):
             for _ in range(count):
-                _project_unilateral(P, level, slack, slack)
+                if not _project_unilateral(P, level, slack, slack, tolerance=tolerance):
+                    break
             for row, f in enumerate(level.fine):
                 moved = start[f].copy()
                 for parent, weight in zip(level.parents[row], level.weights[row]):
@@ -203,8 +210,10 @@ class ReferenceBackend:
                         project_contacts(probe, X, free, collider, a0, a1, h,
                                          PROBE_REACH * settings.thickness, 0.0, 0.0,
                                          self.contacts, False, thickness_scale=t_scale)
+                meshes = any(isinstance(c, ClothContactCollider) for c in colliders)
                 self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND),
-                                settings.hierarchy_sweeps)
+                                1 if meshes else settings.hierarchy_sweeps,
+                                sweep_tolerance(settings.effective_strain_limit))
             soft_target = self._soft_target(a1)
             V_pred = V.copy()
             self.contacts.clear()
@@ -279,7 +288,8 @@ class ReferenceBackend:
                         # a contact round: the hierarchical pass with the particles in contact
                         # held, the strain limit, stitches, tethers, the colliders again
                         self._hierarchy(P, settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND),
-                                        settings.hierarchy_sweeps)
+                                        settings.hierarchy_sweeps,
+                                        sweep_tolerance(settings.effective_strain_limit))
                         self._limit_and_stitches(P, X, settings, h, stitch_lam)
                         self._tethers(P, settings)
                         self._collide(P, X, free, colliders, settings, a0, a1, h, t_scale,

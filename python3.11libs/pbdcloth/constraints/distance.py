@@ -180,18 +180,27 @@ def _correct(R: F, c: DistanceColor, x: F, corr: F, d: F, step: F) -> None:
 
 
 def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], slack: float,
-                                work: DistanceWorkspace | None = None) -> None:
+                                work: DistanceWorkspace | None = None,
+                                tolerance: float | None = None) -> bool:
     """Project only the stretched constraints of ``colors`` in order, fully, in place:
     C = max(|x_i - x_j| - s d0, 0), x_i -= frac_i C n (s = ``slack`` >= 1; a constraint shorter
-    than s d0 is left alone). Used by the coarse levels of :mod:`.hierarchy`."""
+    than s d0 is left alone). Used by the coarse levels of :mod:`.hierarchy`.
+
+    Returns whether some constraint was, when its turn came, more than ``tolerance`` d0 past
+    s d0 (|x_i - x_j| - s d0 > tolerance d0; ``None``: whether any was past s d0), which tells
+    :func:`~.hierarchy.project_hierarchy` whether to sweep the level again."""
     R = flat_positions(positions)
     ws = work if work is not None else DistanceWorkspace.for_colors(colors)
+    far = False
     for c in colors:
         x, corr, d, length, safe = _gather_lengths(R, c, ws)
         np.subtract(length, slack * c.rest, out=length)
         over = np.flatnonzero(length > 0.0)
         if over.size == 0:
             continue
+        if not far:
+            far = tolerance is None or bool(
+                np.any(length[over] > tolerance * c.rest[over]))
         if 4 * over.size > c.count:
             np.maximum(length, 0.0, out=length)          # C+
             np.divide(length, safe, out=length)          # C+ / |d|
@@ -202,6 +211,7 @@ def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], s
         step = d[:, over] * (length[over] / safe[over])
         moved = x[:, :, over] - c.frac[:, :, over] * step
         R[c.gather.reshape(2, 3, c.count)[:, :, over]] = moved
+    return far
 
 
 def distance_inverse_denominators(colors: Sequence[DistanceColor], alpha_tilde: float,

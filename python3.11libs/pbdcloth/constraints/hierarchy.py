@@ -3,11 +3,13 @@
 Given the coarse levels of a cloth (:mod:`pbdcloth.cloth.hierarchy`), one pass runs from the
 coarsest level to the finest:
 
-1. project the level's constraints in colored order, once or a few times
-   (:func:`level_sweeps`), as unilateral distances that only resist stretch:
+1. project the level's constraints in colored order, as unilateral distances that only
+   resist stretch:
    C = max(|x_i - x_j| - s d0, 0), x_i -= w_i / (w_i + w_j) C n, x_j += w_j / (w_i + w_j) C n,
    with the level's masses (s = ``slack`` (1 + DEADBAND), ``slack`` >= 1, on the rest-shape
-   distances d0);
+   distances d0); sweep the level again while some constraint was, when its turn came, more
+   than the tolerance past s d0 (|x_i - x_j| - s d0 > tol d0, :func:`sweep_tolerance`), at
+   most :func:`level_sweeps` times;
 2. hand the level's corrections down: every particle f of the next finer level that is not on
    this level moves by the weighted corrections of its parents since the pass began,
    x_f = X_f + sum_k w_fk (x_pk - X_pk),   X = positions at the start of the pass.
@@ -24,7 +26,7 @@ parents where the parents move alike.
 Usage (positions component-major (3, N), corrected in place)::
 
     levels = hierarchy_batches(model.hierarchy, n)        # once per model, coarsest first
-    project_hierarchy(P, levels, slack, work)
+    project_hierarchy(P, levels, slack, work, level_sweeps(...), sweep_tolerance(limit))
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ DEADBAND = 1e-6
 """Coarse constraints leave stretch below this fraction of their rest distance alone: lengths
 computed in float32 (the Warp backend) are a few ulps (1e-7 each) off, and a cloth at rest must
 stay exactly where it is."""
+SWEEP_TOLERANCE = 0.005
+"""The tolerance of :func:`sweep_tolerance` without a strain limit [1, of d0]: half of the
+default limit's 1 %."""
 PROBE_REACH = 2.0
 """The backends leave out of the pass the particles within this many thicknesses of a
 collider at the start of the substep (and those that touched one in the frame's previous
@@ -109,12 +114,24 @@ def level_sweeps(hierarchy: HierarchyData, stretch_count: int, most: int) -> lis
             for count in reversed(hierarchy.sizes())]
 
 
+def sweep_tolerance(strain_limit: float) -> float:
+    """How far past its slack a coarse constraint may be, as a fraction of its rest distance d0,
+    when a level's sweeps stop [1]: half the cloth's strain limit, so the coarse scales leave
+    the edges' own sweeps (constraints/strain_limit.py) at most half of what they may stretch
+    (at the limit itself a 5000 x 2 catenary strip's edges reached 1.001 % against its 1 %),
+    or :data:`SWEEP_TOLERANCE` without a limit (``strain_limit`` <= 0)."""
+    return 0.5 * strain_limit if strain_limit > 0.0 else SWEEP_TOLERANCE
+
+
 def project_hierarchy(positions: F, levels: Sequence[LevelBatches], slack: float,
                       work: DistanceWorkspace | None = None,
-                      sweeps: Sequence[int] | None = None) -> None:
+                      sweeps: Sequence[int] | None = None,
+                      tolerance: float | None = None) -> None:
     """One hierarchical pass over ``levels`` (coarsest first), in place on ``positions`` (3, N):
-    each level's constraints ``sweeps[l]`` times (:func:`level_sweeps`; ``None``: once), then
-    its hand-down.
+    each level's constraints at most ``sweeps[l]`` times (:func:`level_sweeps`; ``None``: once),
+    stopping after a sweep in which no constraint was more than ``tolerance`` d0 past the slack
+    (:func:`sweep_tolerance`; ``None``: after one that moved nothing, which changes nothing),
+    then its hand-down.
     """
     if not levels:
         return
@@ -124,11 +141,13 @@ def project_hierarchy(positions: F, levels: Sequence[LevelBatches], slack: float
     limit = slack * (1.0 + DEADBAND)
     for level_index, lv in enumerate(levels):
         for _ in range(1 if sweeps is None else sweeps[level_index]):
-            project_distance_unilateral(positions, lv.colors, limit, ws)
+            if not project_distance_unilateral(positions, lv.colors, limit, ws, tolerance):
+                break
         moved = start[:, lv.fine]
         for parent, weight in zip(lv.parents, lv.weights):
             moved += weight * (positions[:, parent] - start[:, parent])
         positions[:, lv.fine] = moved
 
 
-__all__ = ["LevelBatches", "hierarchy_batches", "level_sweeps", "project_hierarchy"]
+__all__ = ["LevelBatches", "hierarchy_batches", "level_sweeps", "project_hierarchy",
+           "sweep_tolerance"]

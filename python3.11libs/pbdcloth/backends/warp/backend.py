@@ -55,11 +55,11 @@ from ...colliders.mesh import MeshCollider
 from ...colliders.sdf import SdfCollider
 from ...colliders.sdf_sequence import SdfSequence
 from ...constraints.hierarchy import DEADBAND as HIERARCHY_DEADBAND
-from ...constraints.hierarchy import PROBE_REACH, level_sweeps
+from ...constraints.hierarchy import PROBE_REACH, level_sweeps, sweep_tolerance
 from ...constraints.softpin import soft_pin_stiffness
 from ...constraints.strain_limit import limit_target, sweep_margin
 from ...selfcollision.tuning import DEFAULT_TUNING, SelfCollisionTuning
-from ...settings import ClothSettings, Model, SettingsError
+from ...settings import ClothSettings, Model, SettingsError, setting
 from ..base import Control, FrameStats, pbd_stiffness
 from .colliders import (
     DeviceColliders,
@@ -393,6 +393,14 @@ class WarpBackend:
         self._p = wp.zeros(n, dtype=k.vec3, device=dev)
         self._v_pred = wp.zeros(n, dtype=k.vec3, device=dev)
         self._hierarchy_start = wp.zeros(n, dtype=k.vec3, device=dev)
+        most = int(setting("hierarchy_sweeps").maximum or 1)
+        self._level_far = wp.zeros(max(len(self.m.levels), 1) * most, dtype=wp.int32,
+                                   device=dev)
+        """Per level and sweep: 1 where the sweep found a constraint past the tolerance."""
+        self._held_any = wp.zeros(1, dtype=wp.int32, device=dev)
+        """1 where the hierarchical pass holds some particle (then one sweep per level)."""
+        self._level_far_views = [self._level_far[i * most:(i + 1) * most]
+                                 for i in range(len(self.m.levels))]
         self._touching = wp.zeros(n, dtype=wp.int32, device=dev)
         self._probe = wp.zeros(n, dtype=k.vec3, device=dev)
         self._contact = wp.zeros(n, dtype=wp.int32, device=dev)
@@ -661,7 +669,10 @@ class WarpBackend:
     def _project_hierarchy(self, launch: _Recorder, c: _Substep, in_round: bool = False
                            ) -> None:
         """The hierarchical pass, coarsest level first: each level's unilateral distances by
-        color (``level_sweeps`` times), then its hand-down to the finer level (mirrors
+        color (at most ``level_sweeps`` times: a sweep after one that found no constraint
+        past ``sweep_tolerance`` runs no threads, nor one after the first with some particle
+        held; one sweep with a triangle-mesh collider; on the CPU a level's sweeps in one
+        launch), then its hand-down to the finer level (mirrors
         :func:`pbdcloth.constraints.hierarchy.project_hierarchy`); the particles
         :meth:`_hold_contacts` marked stay where the prediction put them. In the predict when
         :meth:`_hierarchy_on`; always in a contact round (``in_round``; rounds run only with
@@ -672,11 +683,25 @@ class WarpBackend:
         n = self.model.particle_count
         launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
+        meshes = self._colliders is not None and bool(self._colliders.meshes)
         sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count,
-                              c.settings.hierarchy_sweeps)
-        for lv, count in zip(levels, sweeps):
-            for _ in range(count):
-                self._project_unilateral(launch, lv.cons, lv.colors, slack, slack)
+                              1 if meshes else c.settings.hierarchy_sweeps)
+        tolerance = k.scalar(sweep_tolerance(c.settings.effective_strain_limit))
+        held = self._held_any
+        launch(k.zero_flags, 1, [held])
+        launch(k.any_flag, n, [self._touching, held])
+        cpu = self.device.is_cpu
+        if not cpu:
+            launch(k.zero_flags, self._level_far.shape[0], [self._level_far])
+        for lv, count, far in zip(levels, sweeps, self._level_far_views):
+            if cpu:  # one launch a level: skipped sweeps cost no launches
+                launch(k.unilateral_sweeps, 1,
+                       [p, lv.cons, slack, slack, tolerance, count, held])
+            else:
+                for sweep in range(count):
+                    for off, cnt in lv.colors.spans:
+                        launch(k.distance_unilateral, cnt,
+                               [p, lv.cons, off, slack, slack, tolerance, far, sweep, held])
             launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
                                                     lv.weight0, lv.weight1])
         launch(k.keep_touching, n, [p, start, self._touching])
@@ -815,14 +840,6 @@ class WarpBackend:
             for off, cnt in fam.colors.spans:
                 launch(k.distance_limit, cnt, [p, fam.pbd, off, trigger, target_s,
                                                sliding, self._contact_normal])
-
-    def _project_unilateral(self, launch: _Recorder, cons: Any, colors: _Colors,
-                            trigger: Any, target: Any) -> None:
-        """One sweep of unilateral distances ``cons``, color by color: those past
-        ``trigger`` d0 shortened to ``target`` d0 (the hierarchy's coarse levels, trigger =
-        target = the slack)."""
-        for off, cnt in colors.spans:
-            launch(self.k.distance_unilateral, cnt, [self._p, cons, off, trigger, target])
 
     def _project_stitches(self, launch: _Recorder, c: _Substep, fresh: int) -> None:
         """The stitch colors in order, closing by at most the model's stitch speed x h (the

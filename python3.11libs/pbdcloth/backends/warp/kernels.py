@@ -771,6 +771,25 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
     min_length = scalar(MIN_LENGTH)
     DistancePbd = records.DistancePbd
 
+    @wp.func
+    def unilateral(p: wp.array(dtype=vec3), con: DistancePbd, trigger: scalar, target: scalar,
+                   tolerance: scalar) -> int:
+        """One unilateral distance: where |d| > trigger d0, C = |d| - target d0,
+        x_i -= w_i/(w_i+w_j) C d/|d|, x_j += w_j/(w_i+w_j) C d/|d|. Returns 1 where
+        |d| - trigger d0 > tolerance d0, else 0."""
+        xi = p[con.i]
+        xj = p[con.j]
+        d = xi - xj
+        length = wp.length(d)
+        far = int(0)
+        if length > trigger * con.rest:
+            if length - trigger * con.rest > tolerance * con.rest:
+                far = 1
+            d = d * ((length - target * con.rest) / wp.max(length, min_length))
+            p[con.i] = xi - d * con.wi_frac
+            p[con.j] = xj + d * con.wj_frac
+        return far
+
     @wp.kernel(module=module)
     def distance_unilateral(
         p: wp.array(dtype=vec3),
@@ -778,22 +797,64 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         offset: int,
         trigger: scalar,
         target: scalar,
+        tolerance: scalar,
+        far: wp.array(dtype=wp.int32),
+        sweep: int,
+        held: wp.array(dtype=wp.int32),
     ):
-        """Where |d| > trigger d0: C = |d| - target d0, x_i -= w_i/(w_i+w_j) C d/|d|,
-        x_j += w_j/(w_i+w_j) C d/|d|; shorter constraints are left alone.
+        """``unilateral`` on one color; shorter constraints are left alone. ``far[sweep]``
+        becomes 1 where |d| - trigger d0 > tolerance d0; nothing runs in a ``sweep`` > 0
+        whose sweep before left ``far[sweep - 1]`` at 0 (the level is done) or while the pass
+        holds some particle (``held[0]`` = 1).
 
         Mirrors pbdcloth.constraints.distance.project_distance_unilateral (a coarse level:
-        trigger = target = its slack).
+        trigger = target = its slack) and the stop of
+        pbdcloth.constraints.hierarchy.project_hierarchy.
         """
-        con = cons[offset + wp.tid()]
-        xi = p[con.i]
-        xj = p[con.j]
-        d = xi - xj
-        length = wp.length(d)
-        if length > trigger * con.rest:
-            d = d * ((length - target * con.rest) / wp.max(length, min_length))
-            p[con.i] = xi - d * con.wi_frac
-            p[con.j] = xj + d * con.wj_frac
+        if sweep > 0:
+            if far[sweep - 1] == 0 or held[0] != 0:
+                return
+        if unilateral(p, cons[offset + wp.tid()], trigger, target, tolerance) != 0:
+            far[sweep] = 1
+
+    @wp.kernel(module=module)
+    def unilateral_sweeps(
+        p: wp.array(dtype=vec3),
+        cons: wp.array(dtype=DistancePbd),
+        trigger: scalar,
+        target: scalar,
+        tolerance: scalar,
+        sweeps: int,
+        held: wp.array(dtype=wp.int32),
+    ):
+        """A whole coarse level's sweeps in one thread (the CPU, which runs a launch's threads
+        one after the other anyway): ``unilateral`` over ``cons`` in colored order, at most
+        ``sweeps`` times (once while the pass holds some particle, ``held[0]`` = 1), stopping
+        after a sweep that found none past the tolerance. The same arithmetic in the same
+        order as ``distance_unilateral`` color by color.
+
+        Mirrors pbdcloth.constraints.hierarchy.project_hierarchy (one level's sweeps).
+        """
+        most = sweeps
+        if held[0] != 0:
+            most = 1
+        for sweep in range(most):
+            far = int(0)
+            for t in range(cons.shape[0]):
+                if unilateral(p, cons[t], trigger, target, tolerance) != 0:
+                    far = 1
+            if far == 0:
+                break
+
+    @wp.kernel(module=module)
+    def zero_flags(a: wp.array(dtype=wp.int32)):
+        a[wp.tid()] = 0
+
+    @wp.kernel(module=module)
+    def any_flag(flags: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.int32)):
+        """out[0] = 1 where some flag is set (out[0] zeroed before)."""
+        if flags[wp.tid()] != 0:
+            out[0] = 1
 
     @wp.func
     def slide(move: vec3, touching: wp.int32, n: vec3):
@@ -893,7 +954,8 @@ def _hierarchy_kernels(t: KernelTypes, records: SimpleNamespace) -> SimpleNamesp
         if touching[i] != 0:
             p[i] = start[i]
 
-    return SimpleNamespace(distance_unilateral=distance_unilateral,
+    return SimpleNamespace(distance_unilateral=distance_unilateral, zero_flags=zero_flags,
+                           unilateral_sweeps=unilateral_sweeps, any_flag=any_flag,
                            distance_limit=distance_limit, sliding_contacts=sliding_contacts,
                            copy_positions=copy_positions, hand_down=hand_down,
                            hold_contacts=hold_contacts, keep_touching=keep_touching)
