@@ -19,7 +19,11 @@ The pass runs once per substep, after the prediction and before the cloth's own 
 the backends keep the particles that touched a collider in the frame's previous substep, or lie
 within PROBE_REACH thicknesses of one at the substep's start, where the prediction put them (a
 hanging sheet pushed by a paddle would otherwise be pulled into it, deeper than a level set's
-narrow band). Corrections along n weighted by inverse
+narrow band). Those held particles are free on the levels and set back after the pass, so
+while the pass holds any (or the solver has a triangle-mesh collider, whose collider vertices
+prop cloth triangles without marking them), the backends sweep each level once: a level swept
+until it is within its slack would pull the cloth around them further from where they end.
+Corrections along n weighted by inverse
 mass keep linear momentum on every level; the interpolation moves particles rigidly with their
 parents where the parents move alike.
 
