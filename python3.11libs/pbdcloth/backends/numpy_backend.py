@@ -16,8 +16,8 @@ The substep (Müller et al. 2006, algorithm 1; Macklin et al. 2016, algorithm 1)
    tethers, soft pins (constraints/softpin.py), then
    colliders (last, so particles end each iteration outside obstacles), then the contact
    rounds (``contact_rounds``: the hierarchical pass with the particles in contact held, then
-   the strain limit, stitches, tethers and colliders again; also with
-   self-collision on, their strain limit then not capped), then self-collision when on
+   the strain limit, stitches, tethers and colliders again; also with self-collision on, their
+   strain limit then not capped), then self-collision when on
    (selfcollision/stage.py, which also clamps the predicted velocity).
 3. update: v = (p - x) / h, restitution on contacts, x = p.
 """

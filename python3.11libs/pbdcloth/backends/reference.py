@@ -123,8 +123,7 @@ class ReferenceBackend:
         """Müller 2008: each coarse level (coarsest first) as unilateral distances with the
         level's masses (swept until no constraint is more than ``tolerance`` d0 past the slack,
         at most ``level_sweeps`` times, at most ``most``; once with some particle held), then
-        its corrections
-        interpolated to the finer level's other particles,
+        its corrections interpolated to the finer level's other particles,
         x_f = X_f + sum_k w_fk (x_pk - X_pk). The particles marked in
         ``self.contacts`` stay where they were (in the predict: those that touched a collider
         in the frame's last substep or lie within PROBE_REACH thicknesses of one; in a contact

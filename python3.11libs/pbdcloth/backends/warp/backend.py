@@ -399,6 +399,7 @@ class WarpBackend:
         """Per level and sweep: 1 where the sweep found a constraint past the tolerance."""
         self._held_any = wp.zeros(1, dtype=wp.int32, device=dev)
         """1 where the hierarchical pass holds some particle (then one sweep per level)."""
+        self._nothing_held = wp.zeros(1, dtype=wp.int32, device=dev)  # stays 0
         self._level_far_views = [self._level_far[i * most:(i + 1) * most]
                                  for i in range(len(self.m.levels))]
         self._touching = wp.zeros(n, dtype=wp.int32, device=dev)
@@ -687,9 +688,11 @@ class WarpBackend:
         sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count,
                               1 if meshes else c.settings.hierarchy_sweeps)
         tolerance = k.scalar(sweep_tolerance(c.settings.effective_strain_limit))
-        held = self._held_any
-        launch(k.zero_flags, 1, [held])
-        launch(k.any_flag, n, [self._touching, held])
+        held = self._nothing_held
+        if self._colliders is not None:  # without colliders no particle is ever held
+            held = self._held_any
+            launch(k.zero_flags, 1, [held])
+            launch(k.any_flag, n, [self._touching, held])
         cpu = self.device.is_cpu
         if not cpu:
             launch(k.zero_flags, self._level_far.shape[0], [self._level_far])
