@@ -241,7 +241,8 @@ def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
     distance_unilateral per color and level, at most 6 sweeps a level and stopping at the
     tolerance (0.2 of d0: each level stops after its third), then hand_down, against
     project_hierarchy; a level's sweeps in one launch (unilateral_sweeps, the CPU's) give the
-    same bits."""
+    same bits, and in float32 so do its lane groups (unilateral_lanes, the CPU's default), also
+    with a particle held (one sweep a level, against the kernels at one sweep)."""
     from pbdcloth import ClothSolver
     from pbdcloth.backends.warp.backend import WarpBackend
     from pbdcloth.cloth.mesh import grid
@@ -264,7 +265,14 @@ def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
     none_held = wp.zeros(1, dtype=wp.int32, device=CPU)
     serial = _vec3(p0, dtype)  # the CPU path: a level's sweeps in one launch
     tol = backend.k.scalar(tolerance)
-    for lv in backend.m.levels:
+    lanes = precision == "float32"
+    if lanes:
+        from pbdcloth.backends.warp.lanes import build_lane_kernels, level_lanes
+        lk = build_lane_kernels()
+        groups = [level_lanes(level, CPU) for level in reversed(solver.model.hierarchy.levels)]
+        grouped, held_lanes, held_once = _vec3(p0, dtype), _vec3(p0, dtype), _vec3(p0, dtype)
+        some_held = wp.ones(1, dtype=wp.int32, device=CPU)
+    for i, lv in enumerate(backend.m.levels):
         far = wp.zeros(sweeps, dtype=wp.int32, device=CPU)
         for sweep in range(sweeps):
             for off, cnt in lv.colors.spans:
@@ -274,11 +282,27 @@ def test_hierarchy_kernels_mirror_project_hierarchy(precision: str, dtype: Any,
         ran.append(int(far.numpy().sum()) + 1)  # the sweeps that ran (the last found none)
         wp.launch(backend.k.unilateral_sweeps, 1,
                   [serial, lv.cons, slack, slack, tol, sweeps, none_held], device=CPU)
-        for q in (p, serial):
-            wp.launch(backend.k.hand_down, lv.fine.shape[0],
-                      [q, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1],
-                      device=CPU)
+        copies = [p, serial]
+        if lanes:
+            g = groups[i]
+            for q, held in ((grouped, none_held), (held_lanes, some_held)):
+                wp.launch(lk.unilateral_lanes, 1, [q, g.idx, g.frac, g.rest, 0, g.groups,
+                                                   sweeps, float(slack), float(tol), held],
+                          device=CPU)
+            wp.launch(backend.k.unilateral_sweeps, 1,
+                      [held_once, lv.cons, slack, slack, tol, 1, none_held], device=CPU)
+            copies += [grouped, held_lanes, held_once]
+        for q in copies:  # the lane copies by the CPU's one-thread hand-down
+            hand_down = [q, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1]
+            if q in copies[2:]:
+                wp.launch(lk.hand_down_loop, 1, hand_down, device=CPU)
+            else:
+                wp.launch(backend.k.hand_down, lv.fine.shape[0], hand_down, device=CPU)
     assert np.array_equal(serial.numpy(), p.numpy())
+    if lanes:
+        assert np.array_equal(grouped.numpy(), p.numpy())
+        assert np.array_equal(held_lanes.numpy(), held_once.numpy())
+        assert not np.array_equal(held_once.numpy(), p.numpy())
     assert all(1 < r < sweeps for r in ran), ran  # every level stopped, after a second sweep
     assert np.abs(expected.T - p0).max() > 0.05  # the pass pulled the sheet back up
     assert np.abs(p.numpy() - expected.T).max() < bound
@@ -819,7 +843,7 @@ PROJECTIONS = {
                    "collide_shapes", "collide_sdf", "hinge_angle", "wrap_angle", "vertex_normal",
                    "restitution_velocity"],
     "lanes.py": ["distance_pbd_lanes", "distance_xpbd_lanes", "distance_limit_lanes",
-                 "bend_pbd_lanes",
+                 "unilateral_lanes", "hand_down_loop", "bend_pbd_lanes",
                  "bend_xpbd_lanes"],
 }
 

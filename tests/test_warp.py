@@ -521,7 +521,10 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
         wp.launch(lk.distance_limit_lanes, 1, [p, x, group.idx, group.frac, group.rest,
                                                group.lam, group.scale, 0, group.groups,
                                                LIMIT_SWEEPS, slack, target, contact,
-                                               contact_normal],
+                                               contact_normal,
+                                               wp.zeros(max(group.groups, 1), dtype=wp.int32,
+                                                        device="cpu"),
+                                               *group.particle_groups(p.shape[0])],
                   device="cpu")
     else:
         wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,

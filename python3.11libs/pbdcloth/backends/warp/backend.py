@@ -69,7 +69,7 @@ from .colliders import (
     upload_block,
 )
 from .kernels import build_kernels
-from .lanes import LaneFamilies, build_lane_kernels, lane_families
+from .lanes import LaneFamilies, build_lane_kernels, lane_families, level_lanes
 
 __all__ = ["WarpBackend", "WarpUnsupportedError", "resolve_device"]
 
@@ -415,6 +415,13 @@ class WarpBackend:
         if use_lanes and not self.device.is_cuda and precision == "float32":
             self.lanes = lane_families(model, dev)
             self._lane_kernels = build_lane_kernels()
+            # the strain limit's skipping: each particle's stretch groups, a mark per group
+            self._limit_touch = self.lanes.stretch.particle_groups(n)
+            self._limit_marks = wp.zeros(max(self.lanes.stretch.groups, 1), dtype=wp.int32,
+                                         device=dev)
+            # the coarse levels, coarsest first, as self.m.levels
+            self._level_lanes = [level_lanes(level, dev)
+                                 for level in reversed(model.hierarchy.levels)]
         self._graph: Any = None
         self._launches: list[Any] = []
         self._key: Any = None
@@ -682,7 +689,11 @@ class WarpBackend:
             return
         k, p, start, levels = self.k, self._p, self._hierarchy_start, self.m.levels
         n = self.model.particle_count
-        launch(k.copy_positions, n, [p, start])
+        lk = self._lane_kernels if self.lanes is not None else None
+        if lk is not None:
+            launch(lk.copy_loop, 1, [p, start])
+        else:
+            launch(k.copy_positions, n, [p, start])
         slack = k.scalar(c.settings.hierarchy_slack * (1.0 + HIERARCHY_DEADBAND))
         meshes = self._colliders is not None and bool(self._colliders.meshes)
         sweeps = level_sweeps(self.model.hierarchy, self.model.stretch.count,
@@ -696,8 +707,13 @@ class WarpBackend:
         cpu = self.device.is_cpu
         if not cpu:
             launch(k.zero_flags, self._level_far.shape[0], [self._level_far])
-        for lv, count, far in zip(levels, sweeps, self._level_far_views):
-            if cpu:  # one launch a level: skipped sweeps cost no launches
+        for i, (lv, count, far) in enumerate(zip(levels, sweeps, self._level_far_views)):
+            if lk is not None:  # one launch a level, eight constraints at a time
+                group = self._level_lanes[i]
+                launch(lk.unilateral_lanes, 1,
+                       [p, group.idx, group.frac, group.rest, 0, group.groups, count, slack,
+                        tolerance, held])
+            elif cpu:  # one launch a level: skipped sweeps cost no launches
                 launch(k.unilateral_sweeps, 1,
                        [p, lv.cons, slack, slack, tolerance, count, held])
             else:
@@ -705,19 +721,24 @@ class WarpBackend:
                     for off, cnt in lv.colors.spans:
                         launch(k.distance_unilateral, cnt,
                                [p, lv.cons, off, slack, slack, tolerance, far, sweep, held])
-            launch(k.hand_down, lv.fine.shape[0], [p, start, lv.fine, lv.parent0, lv.parent1,
-                                                    lv.weight0, lv.weight1])
-        launch(k.keep_touching, n, [p, start, self._touching])
+            hand_down = [p, start, lv.fine, lv.parent0, lv.parent1, lv.weight0, lv.weight1]
+            if lk is not None:
+                launch(lk.hand_down_loop, 1, hand_down)
+            else:
+                launch(k.hand_down, lv.fine.shape[0], hand_down)
+        if self._colliders is not None:  # without colliders no particle is ever held
+            launch(k.keep_touching, n, [p, start, self._touching])
 
     def _hold_contacts(self, launch: _Recorder, c: _Substep, step: int) -> None:
         """The particles the hierarchical pass leaves alone: those that touched a collider in
         the frame's last substep, and those within PROBE_REACH thicknesses of one at the
         substep's start positions (a projection of a copy, without friction). Mirrors the
-        numpy backend's ``_probe_contacts``."""
+        numpy backend's ``_probe_contacts``. Without colliders nothing is held (the flags are
+        read only with colliders)."""
         k, n = self.k, self.model.particle_count
-        launch(k.hold_contacts, n, [self._contact, self._touching, int(step > 0)])
         if self._colliders is None:
             return
+        launch(k.hold_contacts, n, [self._contact, self._touching, int(step > 0)])
         launch(k.copy_positions, n, [self._x, self._probe])
         contact = list(c.contact)
         contact[0] = k.scalar(PROBE_REACH * c.settings.thickness)
@@ -816,8 +837,10 @@ class WarpBackend:
         with ``contact_sliding`` the particles a collider touched earlier in the substep
         sliding on it.
         On the CPU lanes one launch sweeps until a sweep shortens nothing, at most
-        ``strain_limit_passes`` sweeps; elsewhere (CUDA, float64) the recorded frame runs all
-        of them, the ones after the first sweep that shortens nothing moving nothing (mirrors
+        ``strain_limit_passes`` sweeps, a sweep after the first visiting only the lane groups
+        with a corner moved since their last visit; elsewhere (CUDA, float64) the recorded
+        frame runs all of them, the ones after the first sweep that shortens nothing moving
+        nothing (mirrors
         :func:`pbdcloth.constraints.strain_limit.project_strain_limit`)."""
         limit = c.settings.effective_strain_limit
         if limit <= 0.0:
@@ -836,7 +859,7 @@ class WarpBackend:
             launch(self._lane_kernels.distance_limit_lanes, 1,
                    [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
                     0, group.groups, passes, 1.0 + limit, target, sliding,
-                    self._contact_normal])
+                    self._contact_normal, self._limit_marks, *self._limit_touch])
             return
         trigger, target_s = k.scalar(1.0 + limit), k.scalar(target)
         for _ in range(passes):

@@ -30,6 +30,14 @@ loop over all particles in one thread (``predict_loop``, ``update_loop``; the sa
 :mod:`.kernels`' ``predict`` and ``update``), which saves Warp's per-thread overhead: ~2 ns instead
 of ~5 ns per particle.
 
+The hierarchy's coarse levels run the same way (``unilateral_lanes``: a level's sweeps in one
+launch, the strain limit's arithmetic with trigger and target at the level's slack, stopping as
+``unilateral_sweeps`` does), its hand-down and start copy as one loop each; the strain limit's
+sweeps after the first skip the groups whose corners no sweep has moved since their last visit
+(each group marked with the last sweep that moved one of its corners), as numpy skips such
+edges. All of these give the per-constraint kernels' results bit for bit (tests/test_warp.py,
+tests/test_parity.py).
+
 A group never straddles two colors (each color is padded to a multiple of 8 lanes, see
 :class:`LaneGroups`); padding lanes carry the particle index -1 and are never stored. The lanes
 of one group share no particle, so the order of the scatter does not matter and results are
@@ -84,6 +92,7 @@ for (int g = first; g < last; ++g) {
   float* LAM = (float*)lam.data + g * L;                 // [L] XPBD multipliers
   const float* SC = (const float*)scale.data + g * L;    // [L] stiffness scales (1: none)
   auto load = [](const float* a) { lanes_t v; __builtin_memcpy(&v, a, sizeof(v)); return v; };
+  __SKIP__
   mask_t used;
   __builtin_memcpy(&used, Q, sizeof(used));
   used = used >= 0;
@@ -133,6 +142,7 @@ _SCATTER = r"""
       float* q = PF + I[c][l];
       __SLIDE__
       q[0] = Y[c][0][l]; q[1] = Y[c][1][l]; q[2] = Y[c][2][l];
+      __STAMP__
     }
   }
 }  // groups
@@ -173,6 +183,7 @@ _DISTANCE = r"""
       lanes_t rest_len = load(R);
       mask_t past = (len - k * rest_len) > ZERO;
       stretched = used & past;   // the others move by exactly 0: not stored
+      __FAR__
       s = past ? (len - alpha * rest_len) / safe : ZERO;
     } else {
       lanes_t ks = k * load(SC);
@@ -286,6 +297,30 @@ for (int i = 0; i < n; ++i) {
 }
 """
 
+# The hierarchy's hand-down and the copy of the pass's start positions as one loop each, the
+# same arithmetic as :mod:`.kernels`' ``hand_down`` and ``copy_positions``.
+_HAND_DOWN = r"""
+float* P = (float*)p.data;
+const float* S = (const float*)start.data;
+const int* FI = (const int*)fine.data;
+const int* A = (const int*)parent0.data;
+const int* B = (const int*)parent1.data;
+const float* W0 = (const float*)weight0.data;
+const float* W1 = (const float*)weight1.data;
+const int count = fine.shape[0];
+for (int k = 0; k < count; ++k) {
+  const int f = 3 * FI[k], a = 3 * A[k], b = 3 * B[k];
+  const float w0 = W0[k], w1 = W1[k];
+  for (int d = 0; d < 3; ++d) {
+    const float moved = S[f + d] + (P[a + d] - S[a + d]) * w0;
+    P[f + d] = moved + (P[b + d] - S[b + d]) * w1;
+  }
+}
+"""
+_COPY = r"""
+__builtin_memcpy(dst.data, src.data, sizeof(float) * 3 * src.shape[0]);
+"""
+
 _UPDATE = r"""
 const float* P = (const float*)p.data;
 const float* VP = (const float*)v_pred.data;
@@ -316,12 +351,27 @@ for (int i = 0; i < n; ++i) {
 
 # The strain limit's sweeps: the whole lane-group walk repeated until a sweep stores no lane,
 # at most ``fresh`` sweeps (every edge is then within the limit; see
-# pbdcloth.constraints.strain_limit).
+# pbdcloth.constraints.strain_limit). GM marks each group with the last sweep that moved one
+# of its corners (a stored lane marks every group of its two particles: TO / TG, the groups
+# of each particle); after the first sweep a group marked before the previous sweep is
+# skipped: each of its edges is as long as at its last visit, which found it within the limit
+# (an edge shortened then marked its own group), so the group would store nothing.
 _SWEEPS_HEAD = r"""
 const int* CT = (const int*)contact.data;              // [N] touching a collider (0: no)
 const float* CNF = (const float*)contact_normal.data;  // [N][3] its outward normal
+int* GM = (int*)mark.data;                             // [G] the last sweep that moved a corner
+const int* TO = (const int*)touch_offsets.data;        // [N + 1] each particle's groups in TG
+const int* TG = (const int*)touch_groups.data;
+for (int i = 0; i < mark.shape[0]; ++i) GM[i] = -1;     // the first sweep visits all
 for (int sweep = 0; sweep < fresh; ++sweep) {
 int shortened = 0;
+"""
+# A later sweep skips a group none of whose corners moved since its last visit (above).
+_SKIP_UNMOVED = r"""
+  if (GM[g] < sweep - 1) continue;
+"""
+_MARK_GROUPS = r"""
+      for (int t = TO[I[c][l] / 3]; t < TO[I[c][l] / 3 + 1]; ++t) GM[TG[t]] = sweep;
 """
 _SWEEPS_TAIL = r"""
 if (shortened == 0) break;
@@ -352,14 +402,45 @@ _SLIDE = r"""
 """
 
 
-def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False) -> str:
+# A coarse level's sweeps (the hierarchy): the limit's arithmetic with trigger = target = the
+# slack (k = alpha), swept again while some lane was more than the tolerance (gamma) d0 past
+# the slack, at most ``fresh`` sweeps, one while the pass holds some particle.
+_LEVEL_HEAD = r"""
+const int most = ((const int*)held.data)[0] != 0 ? 1 : fresh;
+for (int sweep = 0; sweep < most; ++sweep) {
+int far = 0;
+"""
+_LEVEL_TAIL = r"""
+if (far == 0) break;
+}  // sweeps
+"""
+_FAR_FLAG = r"""
+      mask_t beyond = used & ((len - k * rest_len) > gamma * rest_len);
+      alignas(32) int FB[L];
+      __builtin_memcpy(FB, &beyond, sizeof(beyond));
+      for (int l = 0; l < L; ++l) far |= FB[l];
+"""
+
+
+def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False,
+             level: bool = False) -> str:
+    """The C++ of one lane-group function: gather, ``body``, scatter, over groups first ..
+    last - 1; ``limit``: inside the strain limit's sweeps; ``level``: inside a coarse level's
+    sweeps (the limit's arithmetic, no sliding, no skipping)."""
     text = _GATHER + body + _SCATTER
-    if limit:
+    sweeps = limit and not level
+    if sweeps:
         text = _SWEEPS_HEAD + text + _SWEEPS_TAIL
+    if level:
+        text = _LEVEL_HEAD + text + _LEVEL_TAIL
+    limit = limit or level
     return (text
-            .replace("__KEEP_MOVES__", _KEEP_MOVES if limit else "")
-            .replace("__SLIDE__", _SLIDE if limit else "")
-            .replace("__COUNT__", "++shortened;" if limit else "")
+            .replace("__SKIP__", _SKIP_UNMOVED if sweeps else "")
+            .replace("__STAMP__", _MARK_GROUPS if sweeps else "")
+            .replace("__KEEP_MOVES__", _KEEP_MOVES if sweeps else "")
+            .replace("__SLIDE__", _SLIDE if sweeps else "")
+            .replace("__COUNT__", "++shortened;" if sweeps else "")
+            .replace("__FAR__", _FAR_FLAG if level else "")
             .replace("__LANES__", str(LANES))
             .replace("__CORNERS__", str(corners))
             .replace("__XPBD__", "true" if xpbd else "false")
@@ -370,21 +451,32 @@ def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False) -> str:
 
 def _group_funcs() -> SimpleNamespace:
     """The native lane-group functions ``distance_pbd_groups``, ``distance_xpbd_groups``,
-    ``distance_limit_groups``,
+    ``distance_limit_groups``, ``distance_level_groups``,
     ``bend_pbd_groups``, ``bend_xpbd_groups`` (one C++ snippet each, see :func:`_snippet`)."""
     vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
     funcs = {}
     for name, body, corners, mode in (("distance", _DISTANCE, 2, "pbd"),
                                       ("distance", _DISTANCE, 2, "xpbd"),
                                       ("distance", _DISTANCE, 2, "limit"),
+                                      ("distance", _DISTANCE, 2, "level"),
                                       ("bend", _BEND, 4, "pbd"), ("bend", _BEND, 4, "xpbd")):
-        if mode == "limit":
+        if mode == "level":
             def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
                        idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
                        rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
                        scale: wp.array(dtype=f32), first: int,
                        last: int, fresh: int, k: float, alpha: float, gamma: float,
-                       contact: wp.array(dtype=i32), contact_normal: wp.array(dtype=vec3)):
+                       held: wp.array(dtype=i32)):
+                ...
+        elif mode == "limit":
+            def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
+                       idx: wp.array(dtype=i32), w: wp.array(dtype=f32),
+                       rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
+                       scale: wp.array(dtype=f32), first: int,
+                       last: int, fresh: int, k: float, alpha: float, gamma: float,
+                       contact: wp.array(dtype=i32), contact_normal: wp.array(dtype=vec3),
+                       mark: wp.array(dtype=i32), touch_offsets: wp.array(dtype=i32),
+                       touch_groups: wp.array(dtype=i32)):
                 ...
         else:
             def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -398,7 +490,7 @@ def _group_funcs() -> SimpleNamespace:
         key = f"{name}_{mode}_groups"
         groups.__name__ = groups.__qualname__ = key
         funcs[key] = wp.func_native(
-            _snippet(body, corners, mode == "xpbd", mode == "limit"))(groups)
+            _snippet(body, corners, mode == "xpbd", mode == "limit", mode == "level"))(groups)
     return SimpleNamespace(**funcs)
 
 
@@ -422,7 +514,19 @@ def _particle_loops() -> SimpleNamespace:
                    v: wp.array(dtype=vec3), n: int):
         ...
 
-    return SimpleNamespace(predict_all=predict_all, update_all=update_all)
+    @wp.func_native(_HAND_DOWN)
+    def hand_down_all(p: wp.array(dtype=vec3), start: wp.array(dtype=vec3),
+                      fine: wp.array(dtype=i32), parent0: wp.array(dtype=i32),
+                      parent1: wp.array(dtype=i32), weight0: wp.array(dtype=f32),
+                      weight1: wp.array(dtype=f32)):
+        ...
+
+    @wp.func_native(_COPY)
+    def copy_all(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
+        ...
+
+    return SimpleNamespace(predict_all=predict_all, update_all=update_all,
+                           hand_down_all=hand_down_all, copy_all=copy_all)
 
 
 @functools.cache
@@ -430,7 +534,9 @@ def build_lane_kernels() -> SimpleNamespace:
     """The float32 lane-group kernels (CPU only): ``distance_pbd_lanes``,
     ``distance_xpbd_lanes``, ``distance_limit_lanes`` (the strain limit: the most sweeps, 1 +
     the limit and the target length factor instead of ``fresh`` and k), ``bend_pbd_lanes``
-    and ``bend_xpbd_lanes``.
+    and ``bend_xpbd_lanes``; ``unilateral_lanes``, a coarse level's sweeps, and
+    ``hand_down_loop`` and ``copy_loop`` (the arguments of :mod:`.kernels`' ``hand_down`` and
+    ``copy_positions``), the hierarchy's other loops (each its own arguments).
 
     Each is launched with dim 1 and takes (p, x_prev, idx, w, rest, lam, scale) of a
     :class:`LaneGroups`, the range of groups ``first .. last - 1`` it projects one after the
@@ -444,9 +550,11 @@ def build_lane_kernels() -> SimpleNamespace:
     g = _group_funcs()
     distance_pbd_groups, distance_xpbd_groups = g.distance_pbd_groups, g.distance_xpbd_groups
     distance_limit_groups = g.distance_limit_groups
+    distance_level_groups = g.distance_level_groups
     bend_pbd_groups, bend_xpbd_groups = g.bend_pbd_groups, g.bend_xpbd_groups
     loops = _particle_loops()
     predict_all, update_all = loops.predict_all, loops.update_all
+    hand_down_all, copy_all = loops.hand_down_all, loops.copy_all
 
     @wp.kernel(module=_MODULE)
     def distance_pbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -466,16 +574,39 @@ def build_lane_kernels() -> SimpleNamespace:
                              rest: wp.array(dtype=f32), lam: wp.array(dtype=f32),
                              scale: wp.array(dtype=f32), first: int, last: int, passes: int,
                              trigger: float, target: float, contact: wp.array(dtype=i32),
-                             contact_normal: wp.array(dtype=vec3)):
+                             contact_normal: wp.array(dtype=vec3), mark: wp.array(dtype=i32),
+                             touch_offsets: wp.array(dtype=i32),
+                             touch_groups: wp.array(dtype=i32)):
         """The strain limit over lane groups first .. last - 1: sweeps shortening each edge
         past ``trigger`` d0 (1 + limit) to ``target`` d0 until a sweep shortens none, at most
         ``passes`` sweeps; the ends touching a collider (``contact``) keep none of their moves
-        along -n (``contact_normal``).
+        along -n (``contact_normal``). ``mark`` (G,) is scratch: the last sweep that moved a
+        corner of each group (``touch_offsets``, ``touch_groups``: each particle's groups, from
+        :meth:`LaneGroups.particle_groups`); a sweep after the first skips the groups no sweep
+        changed since their last visit, as numpy skips such edges (the same results: they
+        would store nothing).
 
         Mirrors pbdcloth.constraints.strain_limit.project_strain_limit with ``sliding``.
         """
         distance_limit_groups(p, x_prev, idx, w, rest, lam, scale, first, last, passes, trigger,
-                              target, 0.0, contact, contact_normal)
+                              target, 0.0, contact, contact_normal, mark, touch_offsets,
+                              touch_groups)
+
+    @wp.kernel(module=_MODULE)
+    def unilateral_lanes(p: wp.array(dtype=vec3), idx: wp.array(dtype=i32),
+                         frac: wp.array(dtype=f32), rest: wp.array(dtype=f32), first: int,
+                         last: int, sweeps: int, slack: float, tolerance: float,
+                         held: wp.array(dtype=i32)):
+        """A coarse level's sweeps over its lane groups first .. last - 1: each constraint
+        longer than ``slack`` d0 shortened to it, swept again while some constraint was more
+        than ``tolerance`` d0 past the slack when its turn came, at most ``sweeps`` times (once
+        while ``held[0]`` = 1). The same operations in the same order as :mod:`.kernels`'
+        ``unilateral_sweeps``: bit-identical.
+
+        Mirrors pbdcloth.constraints.hierarchy.project_hierarchy (one level's sweeps).
+        """
+        distance_level_groups(p, p, idx, frac, rest, rest, rest, first, last, sweeps, slack,
+                              slack, tolerance, held)
 
     @wp.kernel(module=_MODULE)
     def distance_xpbd_lanes(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -533,9 +664,27 @@ def build_lane_kernels() -> SimpleNamespace:
         update_all(p, v_pred, h, use_restitution, contact, contact_normal, surface_velocity,
                    restitution, rest_speed, x, v, x.shape[0])
 
+    @wp.kernel(module=_MODULE)
+    def hand_down_loop(p: wp.array(dtype=vec3), start: wp.array(dtype=vec3),
+                       fine: wp.array(dtype=i32), parent0: wp.array(dtype=i32),
+                       parent1: wp.array(dtype=i32), weight0: wp.array(dtype=f32),
+                       weight1: wp.array(dtype=f32)):
+        """:mod:`.kernels`' ``hand_down``, a level's fine particles in one thread.
+
+        Mirrors pbdcloth.constraints.hierarchy.project_hierarchy (its hand-down).
+        """
+        hand_down_all(p, start, fine, parent0, parent1, weight0, weight1)
+
+    @wp.kernel(module=_MODULE)
+    def copy_loop(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
+        """dst = src in one thread (:mod:`.kernels`' ``copy_positions``)."""
+        copy_all(src, dst)
+
     return SimpleNamespace(module=_MODULE, distance_pbd_lanes=distance_pbd_lanes,
+                           hand_down_loop=hand_down_loop, copy_loop=copy_loop,
                            distance_xpbd_lanes=distance_xpbd_lanes,
                            distance_limit_lanes=distance_limit_lanes,
+                           unilateral_lanes=unilateral_lanes,
                            bend_pbd_lanes=bend_pbd_lanes, bend_xpbd_lanes=bend_xpbd_lanes,
                            predict_loop=predict_loop, update_loop=update_loop)
 
@@ -587,10 +736,25 @@ class LaneGroups:
             return np.ascontiguousarray(
                 v.reshape(groups, LANES, per).transpose(0, 2, 1).reshape(-1), dtype=dtype)
 
-        self.idx = wp.array(lanes(particles, -1, np.int32), dtype=wp.int32, device=device)
+        self._idx = lanes(particles, -1, np.int32)
+        self.device = device
+        self.idx = wp.array(self._idx, dtype=wp.int32, device=device)
         self.fields = {name: wp.array(lanes(values, 0.0, np.float32), dtype=wp.float32,
                                       device=device) for name, values in fields.items()}
         self.lam = wp.zeros(groups * LANES, dtype=wp.float32, device=device)
+
+    def particle_groups(self, particle_count: int) -> tuple:
+        """(offsets (N + 1,), groups): the lane groups each of the ``particle_count``
+        particles is a corner of, ascending (CSR, int32 device arrays)."""
+        corners = self._idx.size // max(self.groups, 1)
+        group = np.arange(self._idx.size) // max(corners, 1)
+        used = self._idx >= 0
+        pairs = np.unique(np.stack([self._idx[used].astype(np.int64), group[used]], axis=1),
+                          axis=0)
+        offsets = np.zeros(particle_count + 1, dtype=np.int32)
+        np.cumsum(np.bincount(pairs[:, 0], minlength=particle_count), out=offsets[1:])
+        return (wp.array(offsets, dtype=wp.int32, device=self.device),
+                wp.array(pairs[:, 1].astype(np.int32), dtype=wp.int32, device=self.device))
 
     def __getattr__(self, name: str):
         """A field's lane array by its keyword name (``group.rest``)."""
@@ -609,6 +773,14 @@ class LaneFamilies(NamedTuple):
     stretch: LaneGroups
     shear: LaneGroups
     bend: LaneGroups
+
+
+def level_lanes(level, device) -> LaneGroups:
+    """A coarse level of the hierarchy (a distance family of its own: ``i``, ``j``,
+    ``wi_frac``, ``wj_frac``, ``rest``, ``offsets``) in lane groups carrying ``frac`` and
+    ``rest``, for ``unilateral_lanes``."""
+    return LaneGroups(np.stack([level.i, level.j], axis=1), level.offsets, device,
+                      frac=np.stack([level.wi_frac, level.wj_frac], axis=1), rest=level.rest)
 
 
 def lane_families(model, device) -> LaneFamilies:
