@@ -428,23 +428,21 @@ def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False,
     last - 1; ``limit``: inside the strain limit's sweeps; ``level``: inside a coarse level's
     sweeps (the limit's arithmetic, no sliding, no skipping)."""
     text = _GATHER + body + _SCATTER
-    sweeps = limit and not level
-    if sweeps:
+    if limit:
         text = _SWEEPS_HEAD + text + _SWEEPS_TAIL
     if level:
         text = _LEVEL_HEAD + text + _LEVEL_TAIL
-    limit = limit or level
     return (text
-            .replace("__SKIP__", _SKIP_UNMOVED if sweeps else "")
-            .replace("__STAMP__", _MARK_GROUPS if sweeps else "")
-            .replace("__KEEP_MOVES__", _KEEP_MOVES if sweeps else "")
-            .replace("__SLIDE__", _SLIDE if sweeps else "")
-            .replace("__COUNT__", "++shortened;" if sweeps else "")
+            .replace("__SKIP__", _SKIP_UNMOVED if limit else "")
+            .replace("__STAMP__", _MARK_GROUPS if limit else "")
+            .replace("__KEEP_MOVES__", _KEEP_MOVES if limit else "")
+            .replace("__SLIDE__", _SLIDE if limit else "")
+            .replace("__COUNT__", "++shortened;" if limit else "")
             .replace("__FAR__", _FAR_FLAG if level else "")
             .replace("__LANES__", str(LANES))
             .replace("__CORNERS__", str(corners))
             .replace("__XPBD__", "true" if xpbd else "false")
-            .replace("__LIMIT__", "true" if limit else "false")
+            .replace("__LIMIT__", "true" if limit or level else "false")
             .replace("__DEGENERATE__", f"{DEGENERATE_NORMAL_SQ!r}f")
             .replace("__MIN_LENGTH__", f"{MIN_LENGTH!r}f"))
 
@@ -605,6 +603,7 @@ def build_lane_kernels() -> SimpleNamespace:
 
         Mirrors pbdcloth.constraints.hierarchy.project_hierarchy (one level's sweeps).
         """
+        # x_prev, lam and scale are not read without XPBD: p and rest stand in for them
         distance_level_groups(p, p, idx, frac, rest, rest, rest, first, last, sweeps, slack,
                               slack, tolerance, held)
 
@@ -736,9 +735,7 @@ class LaneGroups:
             return np.ascontiguousarray(
                 v.reshape(groups, LANES, per).transpose(0, 2, 1).reshape(-1), dtype=dtype)
 
-        self._idx = lanes(particles, -1, np.int32)
-        self.device = device
-        self.idx = wp.array(self._idx, dtype=wp.int32, device=device)
+        self.idx = wp.array(lanes(particles, -1, np.int32), dtype=wp.int32, device=device)
         self.fields = {name: wp.array(lanes(values, 0.0, np.float32), dtype=wp.float32,
                                       device=device) for name, values in fields.items()}
         self.lam = wp.zeros(groups * LANES, dtype=wp.float32, device=device)
@@ -746,15 +743,14 @@ class LaneGroups:
     def particle_groups(self, particle_count: int) -> tuple:
         """(offsets (N + 1,), groups): the lane groups each of the ``particle_count``
         particles is a corner of, ascending (CSR, int32 device arrays)."""
-        corners = self._idx.size // max(self.groups, 1)
-        group = np.arange(self._idx.size) // max(corners, 1)
-        used = self._idx >= 0
-        pairs = np.unique(np.stack([self._idx[used].astype(np.int64), group[used]], axis=1),
-                          axis=0)
+        idx, device = self.idx.numpy(), self.idx.device
+        group = np.arange(idx.size) // max(idx.size // max(self.groups, 1), 1)
+        used = idx >= 0
+        pairs = np.unique(np.stack([idx[used].astype(np.int64), group[used]], axis=1), axis=0)
         offsets = np.zeros(particle_count + 1, dtype=np.int32)
         np.cumsum(np.bincount(pairs[:, 0], minlength=particle_count), out=offsets[1:])
-        return (wp.array(offsets, dtype=wp.int32, device=self.device),
-                wp.array(pairs[:, 1].astype(np.int32), dtype=wp.int32, device=self.device))
+        return (wp.array(offsets, dtype=wp.int32, device=device),
+                wp.array(pairs[:, 1].astype(np.int32), dtype=wp.int32, device=device))
 
     def __getattr__(self, name: str):
         """A field's lane array by its keyword name (``group.rest``)."""
