@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..arrays import I64, F, I
 from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
@@ -117,7 +118,8 @@ def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> 
 
 
 class DistanceWorkspace:
-    """Scratch arrays for batches of up to ``capacity`` distance constraints, reused."""
+    """Scratch arrays for batches of up to ``capacity`` distance constraints, reused, with the
+    views of each batch size and the unilateral bounds of each batch kept once made."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -125,6 +127,9 @@ class DistanceWorkspace:
         self._corr = np.empty(6 * capacity)
         self._d = np.empty(3 * capacity)
         self._len = np.empty((2, capacity))
+        self._flags = np.empty((2, capacity), dtype=bool)
+        self._views: dict[int, tuple[F, F, F, F, F]] = {}
+        self._bounds: dict[tuple[DistanceColor, float, float | None], tuple[F, F | None]] = {}
 
     @classmethod
     def for_colors(cls, colors: Sequence[DistanceColor]) -> DistanceWorkspace:
@@ -132,10 +137,29 @@ class DistanceWorkspace:
 
     def views(self, m: int) -> tuple[F, F, F, F, F]:
         """(x (6 m,), correction (2, 3, m), d (3, m), length (m,), safe length (m,))."""
+        got = self._views.get(m)
+        if got is not None:
+            return got
         if m > self.capacity:
             raise ValueError(f"batch of {m} constraints exceeds the workspace ({self.capacity})")
-        return (self._x[: 6 * m], self._corr[: 6 * m].reshape(2, 3, m),
-                self._d[: 3 * m].reshape(3, m), self._len[0, :m], self._len[1, :m])
+        got = (self._x[: 6 * m], self._corr[: 6 * m].reshape(2, 3, m),
+               self._d[: 3 * m].reshape(3, m), self._len[0, :m], self._len[1, :m])
+        self._views[m] = got
+        return got
+
+    def flags(self, m: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Two boolean scratch arrays of length m."""
+        return self._flags[0, :m], self._flags[1, :m]
+
+    def unilateral_bounds(self, c: DistanceColor, slack: float, tolerance: float | None
+                          ) -> tuple[F, F | None]:
+        """(s d0, tolerance d0) of batch ``c`` (``None`` for no tolerance), made once."""
+        key = (c, slack, tolerance)
+        got = self._bounds.get(key)
+        if got is None:
+            got = (slack * c.rest, None if tolerance is None else tolerance * c.rest)
+            self._bounds[key] = got
+        return got
 
 
 def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffness: float,
@@ -194,20 +218,24 @@ def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], s
     far = False
     for c in colors:
         x, corr, d, length, safe = _gather_lengths(R, c, ws)
-        np.subtract(length, slack * c.rest, out=length)
-        over = np.flatnonzero(length > 0.0)
-        if over.size == 0:
+        reach, past = ws.unilateral_bounds(c, slack, tolerance)
+        np.subtract(length, reach, out=length)           # |d| - s d0
+        stretched, beyond = ws.flags(c.count)
+        np.greater(length, 0.0, out=stretched)
+        count = int(np.count_nonzero(stretched))
+        if count == 0:
             continue
-        if not far:
-            far = tolerance is None or bool(
-                np.any(length[over] > tolerance * c.rest[over]))
-        if 4 * over.size > c.count:
+        if not far:  # some stretched constraint more than the tolerance past s d0
+            far = past is None or bool(np.logical_and(
+                np.greater(length, past, out=beyond), stretched, out=beyond).any())
+        if 4 * count > c.count:
             np.maximum(length, 0.0, out=length)          # C+
             np.divide(length, safe, out=length)          # C+ / |d|
             _correct(R, c, x, corr, d, length)
             continue
         # Few stretched: correct only those (the same operations on the same values; the
         # others' correction is exactly 0 and writing them back would change nothing).
+        over = np.flatnonzero(stretched)
         step = d[:, over] * (length[over] / safe[over])
         moved = x[:, :, over] - c.frac[:, :, over] * step
         R[c.gather.reshape(2, 3, c.count)[:, :, over]] = moved

@@ -148,12 +148,12 @@ def project_strain_limit(positions: F, colors: Sequence[DistanceColor], limit: f
             if sweep == 0:
                 seen = None
             else:
-                seen = np.flatnonzero((stamp[g[0, 0]] >= sweep - 1)
-                                      | (stamp[g[1, 0]] >= sweep - 1))
+                # g[e, 0] are the particle indices of the ends (the x rows of the gather)
+                seen = np.flatnonzero(np.maximum(stamp[g[0, 0]], stamp[g[1, 0]]) >= sweep - 1)
                 if seen.size == 0:
                     continue
                 g = g[:, :, seen]
-            x = R[g]                                   # (2, 3, m) end points
+            x = R.take(g)                              # (2, 3, m) end points
             d = x[0] - x[1]
             length = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
             rest = c.rest if seen is None else c.rest[seen]
