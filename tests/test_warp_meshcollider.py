@@ -378,3 +378,58 @@ def test_native_grids_keep_big_boxes_as_the_kernels_do(
     assert len(kernels) == len(one) == len(two)
     for a, b, c in zip(kernels, one, two):
         assert np.array_equal(a, b) and np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_native_fail_safe_marks_the_trapped_vertices_the_kernel_marks(precision: str) -> None:
+    """``trapped_all`` (native, 1 and 2 threads) against ``find_trapped`` (kernel) on points
+    around a closed capsule, every triangle a candidate of every point: the same triangle for
+    each trapped point, -1 for the others, and both kinds present (inside points behind their
+    nearest triangles are trapped; outside ones, pinned ones and ones without candidates not)."""
+    from pbdcloth.backends.warp.mesh_kernels import build_mesh_kernels
+    from pbdcloth.backends.warp.mesh_native import build_mesh_native
+
+    scalar = wp.float32 if precision == "float32" else wp.float64
+    vec3 = wp.types.vector(3, scalar)
+    dtype = np.float32 if precision == "float32" else np.float64
+    cv, ct = capsule_mesh((0.0, -0.1, 0.0), (0.0, 0.1, 0.0), 0.05, segments=16, rings=4)
+    a, b, c = cv[ct[:, 0]], cv[ct[:, 1]], cv[ct[:, 2]]
+    normals = np.cross(b - a, c - a)
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    orientation = np.sign(np.einsum("ij,ij->i", a, np.cross(b, c)).sum())
+    rng = np.random.default_rng(7)
+    n = 3000
+    direction = rng.normal(size=(n, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    points = direction * rng.uniform(0.02, 0.09, size=(n, 1)) * np.array([1.0, 2.5, 1.0])
+    inv_mass = np.ones(n)
+    inv_mass[::97] = 0.0
+    ncand = np.full(n, len(ct), dtype=np.int32)
+    ncand[::89] = 0
+    cand = np.tile(np.arange(len(ct), dtype=np.int32), n)
+
+    def run(native: bool, threads: int) -> np.ndarray:
+        trapped = wp.zeros(n, dtype=wp.int32, device="cpu")
+        args = [wp.array(points.astype(dtype), dtype=vec3, device="cpu"),
+                wp.array(inv_mass.astype(dtype), dtype=scalar, device="cpu"),
+                wp.array(cv.astype(dtype), dtype=vec3, device="cpu"),
+                wp.array(ct.astype(np.int32), dtype=wp.vec3i, device="cpu"),
+                wp.array(normals.astype(dtype), dtype=vec3, device="cpu"),
+                wp.array(np.array([orientation], dtype=dtype), dtype=scalar, device="cpu"), 0,
+                len(ct), wp.array(cand, dtype=wp.int32, device="cpu"),
+                wp.array(ncand, dtype=wp.int32, device="cpu"), trapped]
+        if native:
+            wp.launch(build_mesh_native(precision).trapped_all, dim=1,
+                      inputs=[*args, n, threads], device="cpu")
+        else:
+            wp.launch(build_mesh_kernels(precision).find_trapped, dim=n, inputs=args,
+                      device="cpu")
+        return trapped.numpy()
+
+    kernel = run(False, 1)
+    inside = np.abs(winding_numbers(points, cv, ct)) > 0.5
+    assert (kernel >= 0).sum() > 100 and (kernel < 0).sum() > 100
+    assert np.all(kernel[(inv_mass == 0) | (ncand == 0)] == -1)
+    assert np.all(inside[kernel >= 0])
+    for threads in (1, 2):
+        assert np.array_equal(run(True, threads), kernel)

@@ -402,8 +402,12 @@ class DeviceMeshCollider:
 
         search(KIND_VERTEX, vl, tg, fresh, wide if fresh else tight)
         if iteration == 0:
-            launch(mk.find_trapped, n, [x, inv_mass, self.v0, self.tris, self.n0,
-                                        self.orientation, step, *vl.lists(), self.trapped])
+            trapped_args = [x, inv_mass, self.v0, self.tris, self.n0, self.orientation, step,
+                            *vl.lists(), self.trapped]
+            if self.kn is not None:
+                launch(self.kn.trapped_all, 1, [*trapped_args, n, self.threads])
+            else:
+                launch(mk.find_trapped, n, trapped_args)
             if self.closed and self.kn is not None:  # the lists cut to the tight margin
                 launch(self.kn.search_all, 1, [*both, KIND_VERTEX, n, 2, tight,
                                                *vl.search_args(tg), self.over,

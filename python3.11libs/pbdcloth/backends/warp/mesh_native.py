@@ -29,6 +29,9 @@ counter; the tuning's ``warp_cpu_threads``):
 * ``vertices_all``: ``cloth_vertices`` and ``recheck``;
 * ``pushes_all``: ``collider_vertices`` then ``apply_pushes``, or ``collider_edges`` then
   ``apply_edge_pushes``, with every triangle or edge done before any vertex takes its push.
+* ``trapped_all``: ``find_trapped``, the fail-safe of closed meshes (a cloth vertex behind
+  its nearest candidates at the substep's start, with its winding number over every collider
+  triangle where it is).
 
 What the threads share is order-free. Each item reads shared arrays and writes only its own
 entries. An overflow sets one flag, and the largest size needed is combined after the blocks
@@ -763,6 +766,117 @@ void mesh_vertices___TAG__(void** ptrs, const int* ints, const __REAL__* reals) 
 """
 
 
+# The fail-safe of closed meshes (``find_trapped`` of :mod:`.mesh_kernels`, with its helper
+# ``winding``): each cloth vertex behind the nearest of its candidate triangles at the
+# substep's start (by their pseudo-normal) with a winding number above one half there is
+# trapped. Warp's own vector functions, the same operations in the same order; each vertex
+# reads the shared arrays and writes only its own entry. The function's closing brace is
+# Warp's.
+_TRAPPED = r"""
+void mesh_trapped___TAG__(void** ptrs, const int* ints);
+void* pbd_ptrs[] = {(void*)x_prev.data, (void*)inv_mass.data, (void*)v0.data, (void*)tris.data,
+                    (void*)n0.data, (void*)orientation.data, (void*)cand.data,
+                    (void*)ncand.data, (void*)trapped.data};
+const int pbd_ints[] = {step, slots, n, tris.shape[0], threads};
+mesh_trapped___TAG__(pbd_ptrs, pbd_ints);
+}
+__PTHREAD__
+__NARROW__
+namespace meshtrap___TAG__ {
+const int BLOCK = 64;
+using namespace meshnarrow___TAG__;
+const R four_pi = R(__FOUR_PI__), near_scale = R(__NEAR_SCALE__);
+struct Job { void** ptrs; const int* ints; int* next; };
+// the generalized winding number of the collider at x (Jacobson et al. 2013; solid angles
+// after Van Oosterom and Strackee 1983)
+static R winding(V x, const V* v0, const int* tris, int m) {
+  R total = zero;
+  for (int j = 0; j < m; ++j) {
+    const int* t = tris + 3 * j;
+    const V a = wp::sub(v0[t[0]], x), b = wp::sub(v0[t[1]], x), c = wp::sub(v0[t[2]], x);
+    const R la = wp::length(a), lb = wp::length(b), lc = wp::length(c);
+    const R det = wp::dot(a, wp::cross(b, c));
+    const R den = la * lb * lc + wp::dot(a, b) * lc + wp::dot(b, c) * la + wp::dot(c, a) * lb;
+    total += wp::atan2(det, den);
+  }
+  return R(2.0) * total / four_pi;
+}
+static void* work(void* arg) {
+  Job* J = (Job*)arg;
+  void** P = J->ptrs;
+  const V* X0 = (const V*)P[0];
+  const R* W = (const R*)P[1];
+  const V* V0 = (const V*)P[2];
+  const int* TRIS = (const int*)P[3];
+  const V* N0 = (const V*)P[4];
+  const R* ORIENT = (const R*)P[5];
+  const int* CAND = (const int*)P[6];
+  const int* NCAND = (const int*)P[7];
+  int* TRAPPED = (int*)P[8];
+  const int step = J->ints[0], slots = J->ints[1], n = J->ints[2], m = J->ints[3];
+  const R orient = ORIENT[step];
+  for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < n;
+       b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
+  const int b1 = b0 + BLOCK < n ? b0 + BLOCK : n;
+  for (int i = b0; i < b1; ++i) {
+    TRAPPED[i] = -1;
+    const int count = NCAND[i];
+    if (W[i] <= zero || orient == zero || count == 0) continue;
+    const V x0 = X0[i];
+    const int* mine = CAND + i * slots;
+    bool behind = false;  // behind some candidate's plane: else it cannot be behind the nearest
+    for (int s = 0; s < count; ++s) {
+      const int j = mine[s];
+      if (orient * wp::dot(wp::sub(x0, V0[TRIS[3 * j]]), N0[j]) < zero) behind = true;
+    }
+    if (!behind) continue;
+    int best = -1;
+    R best_d2 = zero;
+    V best_diff = V(zero, zero, zero);
+    for (int s = 0; s < count; ++s) {
+      const int j = mine[s];
+      const int* t = TRIS + 3 * j;
+      const V a = V0[t[0]], b = V0[t[1]], c = V0[t[2]];
+      R u, v, w;
+      int face;
+      closest_point_triangle(x0, a, b, c, u, v, w, face);
+      const V diff = wp::sub(x0, mix3(a, u, b, v, c, w));
+      const R d2 = wp::dot(diff, diff);
+      if (best < 0 || d2 < best_d2 || (d2 == best_d2 && j < best)) {
+        best = j; best_d2 = d2; best_diff = diff;
+      }
+    }
+    const R near = best_d2 * near_scale + tiny * tiny;
+    V pseudo = V(zero, zero, zero);
+    for (int s = 0; s < count; ++s) {
+      const int j = mine[s];
+      const int* t = TRIS + 3 * j;
+      const V a = V0[t[0]], b = V0[t[1]], c = V0[t[2]];
+      R u, v, w;
+      int face;
+      closest_point_triangle(x0, a, b, c, u, v, w, face);
+      const V diff = wp::sub(x0, mix3(a, u, b, v, c, w));
+      if (wp::dot(diff, diff) <= near) pseudo = wp::add(pseudo, N0[j]);
+    }
+    if (orient * wp::dot(best_diff, pseudo) >= zero) continue;
+    if (wp::abs(winding(x0, V0, TRIS, m)) > half_) TRAPPED[i] = best;
+  }
+  }
+  return nullptr;
+}
+}  // namespace meshtrap___TAG__
+void mesh_trapped___TAG__(void** ptrs, const int* ints) {
+  using namespace meshtrap___TAG__;
+  const int n = ints[2];
+  int threads = ints[4] < 1 ? 1 : (ints[4] > 8 ? 8 : ints[4]);
+  if (n < 4 * BLOCK * threads) threads = 1;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{ptrs, ints, nullptr};
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, n,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+"""
+
+
 # Collider vertices against the cloth's triangles (``collider_vertices``, then ``apply_pushes``
 # of :mod:`.mesh_kernels`, ``mode`` 0), or sharp collider edges against the cloth's edges
 # (``collider_edges``, then ``apply_edge_pushes``, ``mode`` 1, with ``closest_points_segments``):
@@ -1103,7 +1217,9 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                            ("__INSIDE_TOL__", repr(float(INSIDE_TOLERANCE))),
                            ("__TINY__", repr(1e-12)), ("__THIRD__", repr(1.0 / 3.0)),
                            ("__EDGE_SLACK__", repr(float(EDGE_SLACK))),
-                           ("__PARALLEL__", repr(float(PARALLEL)))):
+                           ("__PARALLEL__", repr(float(PARALLEL))),
+                           ("__FOUR_PI__", repr(4.0 * 3.141592653589793)),
+                           ("__NEAR_SCALE__", repr(1.0 + 1e-4))):
             text = text.replace(key, str(value))
         return text
 
@@ -1219,6 +1335,27 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
                thickness, push_len, push_dir, own_start, own_list, moved, sharp, n, mode,
                threads)
 
+    def trapped_body(x_prev: wp.array(dtype=vec3), inv_mass: wp.array(dtype=scalar),
+                     v0: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                     n0: wp.array(dtype=vec3), orientation: wp.array(dtype=scalar), step: int,
+                     slots: int, cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
+                     trapped: wp.array(dtype=i32), n: int, threads: int):
+        ...
+
+    trapped_body.__name__ = trapped_body.__qualname__ = f"mesh_trapped_{precision}"
+    trapped_native = wp.func_native(_fill(_TRAPPED))(trapped_body)
+
+    @wp.kernel(module=module)
+    def trapped_all(x_prev: wp.array(dtype=vec3), inv_mass: wp.array(dtype=scalar),
+                    v0: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                    n0: wp.array(dtype=vec3), orientation: wp.array(dtype=scalar), step: int,
+                    slots: int, cand: wp.array(dtype=i32), ncand: wp.array(dtype=i32),
+                    trapped: wp.array(dtype=i32), n: int, threads: int):
+        """``find_trapped`` of every cloth vertex (the fail-safe of closed meshes), on
+        ``threads`` POSIX threads."""
+        trapped_native(x_prev, inv_mass, v0, tris, n0, orientation, step, slots, cand, ncand,
+                       trapped, n, threads)
+
     def pose_body(v_start: wp.array(dtype=vec3), v_end: wp.array(dtype=vec3), alpha0: scalar,
                   alpha1: scalar, band: scalar, v0: wp.array(dtype=vec3),
                   v1: wp.array(dtype=vec3), vlo: wp.array(dtype=vec3),
@@ -1243,4 +1380,4 @@ def build_mesh_native(precision: str = "float32") -> SimpleNamespace:
 
     return SimpleNamespace(module=module, search_all=search_all, grid_build=grid_build,
                            vertices_all=vertices_all, pushes_all=pushes_all,
-                           pose_all=pose_all)
+                           pose_all=pose_all, trapped_all=trapped_all)
