@@ -44,6 +44,8 @@ from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Below this length a constraint has no direction [m]: the length is clamped to it.
 MIN_LENGTH = 1e-12
+#: The most batches' unilateral bounds a workspace keeps before it starts again.
+BOUNDS_KEPT = 1024
 
 
 class DistanceConstraints(Protocol):
@@ -157,6 +159,8 @@ class DistanceWorkspace:
         key = (c, slack, tolerance)
         got = self._bounds.get(key)
         if got is None:
+            if len(self._bounds) >= BOUNDS_KEPT:  # batches of a model since replaced (a tear)
+                self._bounds.clear()
             got = (slack * c.rest, None if tolerance is None else tolerance * c.rest)
             self._bounds[key] = got
         return got
