@@ -44,8 +44,6 @@ from .batches import CHUNK, chunk_slices, flat_gather, flat_positions
 
 #: Below this length a constraint has no direction [m]: the length is clamped to it.
 MIN_LENGTH = 1e-12
-#: The most batches' unilateral bounds a workspace keeps before it starts again.
-BOUNDS_KEPT = 1024
 
 
 class DistanceConstraints(Protocol):
@@ -121,7 +119,7 @@ def distance_colors(family: DistanceConstraints, n: int, chunk: int = CHUNK) -> 
 
 class DistanceWorkspace:
     """Scratch arrays for batches of up to ``capacity`` distance constraints, reused, with the
-    views of each batch size and the unilateral bounds of each batch kept once made."""
+    views of each batch size kept once made."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -131,7 +129,6 @@ class DistanceWorkspace:
         self._len = np.empty((2, capacity))
         self._flags = np.empty((2, capacity), dtype=bool)
         self._views: dict[int, tuple[F, F, F, F, F]] = {}
-        self._bounds: dict[tuple[DistanceColor, float, float | None], tuple[F, F | None]] = {}
 
     @classmethod
     def for_colors(cls, colors: Sequence[DistanceColor]) -> DistanceWorkspace:
@@ -152,18 +149,6 @@ class DistanceWorkspace:
     def flags(self, m: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
         """Two boolean scratch arrays of length m."""
         return self._flags[0, :m], self._flags[1, :m]
-
-    def unilateral_bounds(self, c: DistanceColor, slack: float, tolerance: float | None
-                          ) -> tuple[F, F | None]:
-        """(s d0, tolerance d0) of batch ``c`` (``None`` for no tolerance), made once."""
-        key = (c, slack, tolerance)
-        got = self._bounds.get(key)
-        if got is None:
-            if len(self._bounds) >= BOUNDS_KEPT:  # batches of a model since replaced (a tear)
-                self._bounds.clear()
-            got = (slack * c.rest, None if tolerance is None else tolerance * c.rest)
-            self._bounds[key] = got
-        return got
 
 
 def project_distance_pbd(positions: F, colors: Sequence[DistanceColor], stiffness: float,
@@ -222,16 +207,15 @@ def project_distance_unilateral(positions: F, colors: Sequence[DistanceColor], s
     far = False
     for c in colors:
         x, corr, d, length, safe = _gather_lengths(R, c, ws)
-        reach, past = ws.unilateral_bounds(c, slack, tolerance)
-        np.subtract(length, reach, out=length)           # |d| - s d0
+        np.subtract(length, slack * c.rest, out=length)  # |d| - s d0
         stretched, beyond = ws.flags(c.count)
         np.greater(length, 0.0, out=stretched)
         count = int(np.count_nonzero(stretched))
         if count == 0:
             continue
         if not far:  # some stretched constraint more than the tolerance past s d0
-            far = past is None or bool(np.logical_and(
-                np.greater(length, past, out=beyond), stretched, out=beyond).any())
+            far = tolerance is None or bool(np.logical_and(
+                np.greater(length, tolerance * c.rest, out=beyond), stretched, out=beyond).any())
         if 4 * count > c.count:
             np.maximum(length, 0.0, out=length)          # C+
             np.divide(length, safe, out=length)          # C+ / |d|

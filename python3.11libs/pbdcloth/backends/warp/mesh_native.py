@@ -830,17 +830,21 @@ static void* work(void* arg) {
       if (orient * wp::dot(wp::sub(x0, V0[TRIS[3 * j]]), N0[j]) < zero) behind = true;
     }
     if (!behind) continue;
-    int best = -1;
-    R best_d2 = zero;
-    V best_diff = V(zero, zero, zero);
-    for (int s = 0; s < count; ++s) {
-      const int j = mine[s];
+    // x0 less its closest point on candidate triangle j
+    auto offset = [&](int j) -> V {
       const int* t = TRIS + 3 * j;
       const V a = V0[t[0]], b = V0[t[1]], c = V0[t[2]];
       R u, v, w;
       int face;
       closest_point_triangle(x0, a, b, c, u, v, w, face);
-      const V diff = wp::sub(x0, mix3(a, u, b, v, c, w));
+      return wp::sub(x0, mix3(a, u, b, v, c, w));
+    };
+    int best = -1;
+    R best_d2 = zero;
+    V best_diff = V(zero, zero, zero);
+    for (int s = 0; s < count; ++s) {
+      const int j = mine[s];
+      const V diff = offset(j);
       const R d2 = wp::dot(diff, diff);
       if (best < 0 || d2 < best_d2 || (d2 == best_d2 && j < best)) {
         best = j; best_d2 = d2; best_diff = diff;
@@ -850,12 +854,7 @@ static void* work(void* arg) {
     V pseudo = V(zero, zero, zero);
     for (int s = 0; s < count; ++s) {
       const int j = mine[s];
-      const int* t = TRIS + 3 * j;
-      const V a = V0[t[0]], b = V0[t[1]], c = V0[t[2]];
-      R u, v, w;
-      int face;
-      closest_point_triangle(x0, a, b, c, u, v, w, face);
-      const V diff = wp::sub(x0, mix3(a, u, b, v, c, w));
+      const V diff = offset(j);
       if (wp::dot(diff, diff) <= near) pseudo = wp::add(pseudo, N0[j]);
     }
     if (orient * wp::dot(best_diff, pseudo) >= zero) continue;
