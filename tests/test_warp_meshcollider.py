@@ -383,9 +383,11 @@ def test_native_grids_keep_big_boxes_as_the_kernels_do(
 @pytest.mark.parametrize("precision", ["float32", "float64"])
 def test_native_fail_safe_marks_the_trapped_vertices_the_kernel_marks(precision: str) -> None:
     """``trapped_all`` (native, 1 and 2 threads) against ``find_trapped`` (kernel) on points
-    around a closed capsule, every triangle a candidate of every point: the same triangle for
-    each trapped point, -1 for the others, and both kinds present (inside points behind their
-    nearest triangles are trapped; outside ones, pinned ones and ones without candidates not)."""
+    around a closed capsule, every triangle a candidate of most points and the far half of it
+    of others (outside points behind every candidate, cleared by the winding number only):
+    the same triangle for each trapped point, -1 for the others, and both kinds present
+    (inside points behind their nearest triangles are trapped; outside ones, pinned ones and
+    ones without candidates not)."""
     from pbdcloth.backends.warp.mesh_kernels import build_mesh_kernels
     from pbdcloth.backends.warp.mesh_native import build_mesh_native
 
@@ -405,8 +407,15 @@ def test_native_fail_safe_marks_the_trapped_vertices_the_kernel_marks(precision:
     inv_mass = np.ones(n)
     inv_mass[::97] = 0.0
     ncand = np.full(n, len(ct), dtype=np.int32)
+    cand = np.tile(np.arange(len(ct), dtype=np.int32), (n, 1))
+    # every other point on the +x side sees only the far (-x) half of the capsule: outside
+    # ones are then behind those candidates, and only the winding number clears them
+    far = np.flatnonzero((a + b + c)[:, 0] < 0.0).astype(np.int32)
+    partial = (points[:, 0] > 0.0) & (np.arange(n) % 2 == 1)
+    cand[partial, :len(far)] = far
+    ncand[partial] = len(far)
     ncand[::89] = 0
-    cand = np.tile(np.arange(len(ct), dtype=np.int32), n)
+    cand = cand.reshape(-1)
 
     def run(native: bool, threads: int) -> np.ndarray:
         trapped = wp.zeros(n, dtype=wp.int32, device="cpu")
@@ -431,5 +440,6 @@ def test_native_fail_safe_marks_the_trapped_vertices_the_kernel_marks(precision:
     assert (kernel >= 0).sum() > 100 and (kernel < 0).sum() > 100
     assert np.all(kernel[(inv_mass == 0) | (ncand == 0)] == -1)
     assert np.all(inside[kernel >= 0])
+    assert (partial & ~inside & (ncand > 0)).sum() > 100
     for threads in (1, 2):
         assert np.array_equal(run(True, threads), kernel)
