@@ -448,21 +448,23 @@ def test_lane_bend_kernels_agree_with_per_hinge_kernels(model: str) -> None:
 
 
 def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: bool = False,
-                    scaled: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """One projection of a whole distance family (every color) on a jittered 12 x 12 sheet:
+                    scaled: bool = False, n: int = 12, threads: int = 1
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """One projection of a whole distance family (every color) on a jittered n x n sheet
+    (the strain limit's lanes on ``threads`` threads):
     positions (N, 3) and multipliers (M,) in colored order, by the lane kernels or by the
     per-constraint kernels. XPBD starts from nonzero multipliers and with constraint damping,
     so every term of the update is exercised; ``scaled``: with random per-point stiffness
     scales in [0, 3] (a fifth of the points at 0)."""
     from pbdcloth.backends.warp.lanes import LANES, LaneGroups, build_lane_kernels
 
-    pos, tris = grid(12, 12, 1.0, 1.0, plane="xz")
+    pos, tris = grid(n, n, 1.0, 1.0, plane="xz")
     attrs = None
     if scaled:
         scale = np.random.default_rng(5).uniform(0.0, 3.0, len(pos))
         scale[::5] = 0.0
         attrs = {"stretch_scale": scale, "shear_scale": scale[::-1].copy()}
-    solver = ClothSolver(pos, tris, pinned=[0, 11], point_attributes=attrs)
+    solver = ClothSolver(pos, tris, pinned=[0, n - 1], point_attributes=attrs)
     backend = WarpBackend(solver.model, device="cpu")
     k, lk, m = backend.k, build_lane_kernels(), backend.m
     fam = getattr(solver.model, family)
@@ -522,9 +524,10 @@ def _project_family(family: str, model: str, use_lanes: bool, ignore_colors: boo
                                                group.lam, group.scale, 0, group.groups,
                                                LIMIT_SWEEPS, slack, target, contact,
                                                contact_normal,
-                                               wp.zeros(max(group.groups, 1), dtype=wp.int32,
-                                                        device="cpu"),
-                                               *group.particle_groups(p.shape[0])],
+                                               wp.zeros(max(group.groups, 1) * threads + 1,
+                                                        dtype=wp.int32, device="cpu"),
+                                               *group.particle_groups(p.shape[0]),
+                                               group.color_starts, threads],
                   device="cpu")
     else:
         wp.launch(lk.distance_xpbd_lanes, 1, [p, x, group.idx, group.w, group.rest, group.lam,
@@ -566,6 +569,22 @@ def test_lane_distance_kernels_match_per_constraint_kernels(family: str, model: 
     if model == "sliding":  # the contacts change the limit's result
         plain, _ = _project_family(family, "limit", use_lanes=True, scaled=scaled)
         assert max_diff(plain, lanes) > 1e-4
+
+
+#: The threaded strain limit: a 48 x 48 sheet's stretch family is 564 lane groups in 4 colors,
+#: past the lanes' threshold for threads (4 blocks of 32 groups), so each color's groups are
+#: taken in blocks by both threads.
+@pytest.mark.parametrize("model", ["limit", "sliding"])
+def test_threaded_strain_limit_matches_one_thread_and_the_kernels(model: str) -> None:
+    scalar, _ = _project_family("stretch", model, use_lanes=False, n=48)
+    one, _ = _project_family("stretch", model, use_lanes=True, n=48, threads=1)
+    runs = [_project_family("stretch", model, use_lanes=True, n=48, threads=2)[0]
+            for _ in range(3)]
+    np.testing.assert_array_equal(one, scalar)
+    for two in runs:
+        np.testing.assert_array_equal(two, scalar)
+    start, _ = _project_family("stretch", "pbd", use_lanes=True, n=48)  # k = 0.9 moves less
+    assert max_diff(one, start) > 1e-4
 
 
 def _sheet_with_and_without_lanes(model: str, bend: bool) -> tuple[Run, Run]:

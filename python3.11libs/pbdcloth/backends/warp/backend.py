@@ -416,9 +416,11 @@ class WarpBackend:
             self.lanes = lane_families(model, dev)
             self._lane_kernels = build_lane_kernels()
             # the strain limit's skipping: each particle's stretch groups, a mark per group
+            # for each of the limit's threads
             self._limit_touch = self.lanes.stretch.particle_groups(n)
-            self._limit_marks = wp.zeros(max(self.lanes.stretch.groups, 1), dtype=wp.int32,
-                                         device=dev)
+            copies = min(max(tuning.warp_cpu_threads, 1), 8)
+            self._limit_marks = wp.zeros(max(self.lanes.stretch.groups, 1) * copies + 1,
+                                         dtype=wp.int32, device=dev)
             # the coarse levels, coarsest first, as self.m.levels
             self._level_lanes = [level_lanes(level, dev)
                                  for level in reversed(model.hierarchy.levels)]
@@ -859,7 +861,8 @@ class WarpBackend:
             launch(self._lane_kernels.distance_limit_lanes, 1,
                    [p, self._x, group.idx, group.frac, group.rest, group.lam, group.scale,
                     0, group.groups, passes, 1.0 + limit, target, sliding,
-                    self._contact_normal, self._limit_marks, *self._limit_touch])
+                    self._contact_normal, self._limit_marks, *self._limit_touch,
+                    group.color_starts, self.tuning.warp_cpu_threads])
             return
         trigger, target_s = k.scalar(1.0 + limit), k.scalar(target)
         for _ in range(passes):

@@ -34,9 +34,12 @@ The hierarchy's coarse levels run the same way (``unilateral_lanes``: a level's 
 launch, the strain limit's arithmetic with trigger and target at the level's slack, stopping as
 ``unilateral_sweeps`` does), its hand-down and start copy as one loop each; the strain limit's
 sweeps after the first skip the groups whose corners no sweep has moved since their last visit
-(each group marked with the last sweep that moved one of its corners), as numpy skips such
-edges. All of these give the per-constraint kernels' results bit for bit (tests/test_warp.py,
-tests/test_parity.py).
+(each particle marked with the last sweep that moved it), as numpy skips such edges. The strain
+limit runs each sweep's colors in turn, a color's groups in blocks on the tuning's
+``warp_cpu_threads`` POSIX threads (the pool of :mod:`.selfcollision_native`; a block starts once
+the colors before it are done, and the lanes of one color share no particle, so the stores are
+those of one thread). All of these give the per-constraint kernels' results bit for bit
+(tests/test_warp.py, tests/test_parity.py).
 
 A group never straddles two colors (each color is padded to a multiple of 8 lanes, see
 :class:`LaneGroups`); padding lanes carry the particle index -1 and are never stored. The lanes
@@ -64,6 +67,7 @@ import warp as wp
 
 from ...constraints.bend import DEGENERATE_NORMAL_SQ
 from ...constraints.distance import MIN_LENGTH
+from .selfcollision_native import _PTHREAD
 
 #: Constraints per lane group (8 float32 lanes = one AVX register; the gather's vector
 #: initializers are written out for 8).
@@ -355,30 +359,195 @@ for (int i = 0; i < n; ++i) {
 # of its corners (a stored lane marks every group of its two particles: TO / TG, the groups
 # of each particle); after the first sweep a group marked before the previous sweep is
 # skipped: each of its edges is as long as at its last visit, which found it within the limit
-# (an edge shortened then marked its own group), so the group would store nothing.
+# (an edge shortened then marked its own group), so the group would store nothing. Each
+# thread keeps its own copy of the marks (``mark`` holds G marks per thread, copy k written
+# by thread k alone, so no two threads write one cache line, then one slot for
+# ``pbd_limit_run``), and a group's mark is the latest of its copies.
+#
+# The walk of groups first .. last - 1 in one sweep is a lambda (``block``: its own copy of
+# the marks, OWN; returns the number of lanes it stored); ``pbd_limit_run`` (below it) runs
+# the sweeps, color by color, on ``threads`` POSIX threads.
 _SWEEPS_HEAD = r"""
+typedef int pbd_limit_fn(void*, int, int, int, int*, int);  // (Warp's macro int(x): no "int (")
+void pbd_limit_run(void* f, pbd_limit_fn* call, const int* starts, int colors, int first,
+                   int last, int* GM, int marks, int passes, int threads);
 const int* CT = (const int*)contact.data;              // [N] touching a collider (0: no)
 const float* CNF = (const float*)contact_normal.data;  // [N][3] its outward normal
-int* GM = (int*)mark.data;                             // [G] the last sweep that moved a corner
+int* GM = (int*)mark.data;                             // [copies][G] the last sweep that moved
 const int* TO = (const int*)touch_offsets.data;        // [N + 1] each particle's groups in TG
 const int* TG = (const int*)touch_groups.data;
-for (int i = 0; i < mark.shape[0]; ++i) GM[i] = -1;     // the first sweep visits all
-for (int sweep = 0; sweep < fresh; ++sweep) {
+const int G_ALL_IN = ((const int*)color_starts.data)[color_starts.shape[0] - 1];
+const float K_IN = k, ALPHA_IN = alpha, GAMMA_IN = gamma;
+auto block = [&](int first, int last, int sweep, int* OWN, int COPIES) -> int {
+// (the launch's values as locals of the walk: the stores below cannot change them)
+const float k = K_IN, alpha = ALPHA_IN, gamma = GAMMA_IN;
+const int G_ALL = G_ALL_IN;
+int* const GM_ = GM;
+const int* const CT_ = CT;
+const float* const CNF_ = CNF;
+const int* const TO_ = TO;
+const int* const TG_ = TG;
 int shortened = 0;
 """
 # A later sweep skips a group none of whose corners moved since its last visit (above).
 _SKIP_UNMOVED = r"""
-  if (GM[g] < sweep - 1) continue;
+  int most = GM_[g];
+  for (int k2 = 1; k2 < COPIES; ++k2)
+    most = GM_[k2 * G_ALL + g] > most ? GM_[k2 * G_ALL + g] : most;
+  if (most < sweep - 1) continue;
 """
 _MARK_GROUPS = r"""
-      for (int t = TO[I[c][l] / 3]; t < TO[I[c][l] / 3 + 1]; ++t) GM[TG[t]] = sweep;
+      for (int t = TO_[I[c][l] / 3]; t < TO_[I[c][l] / 3 + 1]; ++t) OWN[TG_[t]] = sweep;
 """
 _SWEEPS_TAIL = r"""
-if (shortened == 0) break;
-}  // sweeps
+return shortened;
+};  // block
+pbd_limit_run((void*)&block,
+              [](void* f, int a, int b, int s, int* own, int copies) -> int {
+                return (*(decltype(block)*)f)(a, b, s, own, copies);
+              },
+              (const int*)color_starts.data, color_starts.shape[0] - 1, first, last, GM,
+              mark.shape[0], fresh, threads);  // (mark: the marks, then one slot)
+}
+__PTHREAD__
+// The sweeps over the colors' groups (``starts``: each color's first group, then G) within
+// first .. last - 1, until a sweep stores no lane, at most ``passes``. One thread: color by
+// color, group by group. More: each sweep's colors in turn, a color's groups in blocks of
+// BG; a thread takes the next block from one counter over all sweeps (tickets), and starts a
+// block only once every block of the colors before it is done (``done``, also counted over
+// all sweeps), so each color sees the positions and marks of the colors before it exactly as
+// on one thread, and the lanes of one color share no particle: the same stores, bit for bit,
+// on any number of threads. A thread that has not started leaves its blocks to the others.
+typedef int pbd_limit_fn(void*, int, int, int, int*, int);
+namespace pbd_limit {
+const int BG = 32, MAX_COLORS = 64, MAX_PASSES = 128;
+// a sweep after one that stored fewer lanes than this visits too few groups to share
+const int LIGHT = 256;
+struct Shared {
+  void* f; pbd_limit_fn* call;
+  int lo[MAX_COLORS], hi[MAX_COLORS];  // each color's groups, clipped to first .. last - 1
+  int pre[MAX_COLORS + 1];             // blocks before each color in a sweep
+  int colors, passes, copies;     // copies: of the marks, one per thread
+  alignas(64) int ticket;
+  alignas(64) int done;
+  alignas(64) int stop;
+  alignas(64) int slow;                // some thread waited SLOW spins for a block
+  alignas(64) int stored[MAX_PASSES];  // lanes stored in each sweep
+};
+struct Job { Shared* S; int* next; int* own; };
+static inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+// wait until ``count`` blocks are done; false once the sweeps have stopped. A block takes
+// a few microseconds: after SLOW spins (~0.1 ms) the thread holding it has been held up (its
+// processor taken by another thread or by the host), so this one yields from then on and
+// the run is marked slow
+const int SLOW = 4096;
+static inline bool until(Shared& S, int count) {
+  for (int spins = 0; __atomic_load_n(&S.done, __ATOMIC_ACQUIRE) < count; ++spins) {
+    if (__atomic_load_n(&S.stop, __ATOMIC_ACQUIRE) != 0) return false;
+    if (spins < SLOW) {
+      relax();
+    } else {
+      if (spins == SLOW) __atomic_store_n(&S.slow, 1, __ATOMIC_RELAXED);
+      sched_yield();
+    }
+  }
+  return true;
+}
+// launches left to run on one thread after a slow one (every thread waits for the slowest at
+// each color, so while a processor is being taken away one thread is faster)
+static int solo = 0;
+const int SOLO_RUNS = 32;
+static void* work(void* arg) {
+  Shared& S = *((Job*)arg)->S;
+  int* own = ((Job*)arg)->own;
+  const int per = S.pre[S.colors];
+  for (;;) {
+    const int t = __atomic_fetch_add(&S.ticket, 1, __ATOMIC_RELAXED);
+    const int sweep = t / per, r = t - sweep * per;
+    if (sweep >= S.passes) break;
+    if (sweep > 0) {
+      // the sweeps stop after the first that stored no lane
+      if (!until(S, sweep * per)) break;
+      if (__atomic_load_n(&S.stored[sweep - 1], __ATOMIC_RELAXED) == 0) {
+        __atomic_store_n(&S.stop, 1, __ATOMIC_RELEASE);
+        break;
+      }
+    }
+    if (sweep > 0 && __atomic_load_n(&S.stored[sweep - 1], __ATOMIC_RELAXED) < LIGHT) {
+      // a light sweep (the previous one stored few lanes, so few groups are visited): the
+      // thread with its first block runs it whole, the others count their blocks done
+      if (r == 0) {
+        int n = 0;
+        for (int c = 0; c < S.colors; ++c)
+          if (S.lo[c] < S.hi[c]) n += S.call(S.f, S.lo[c], S.hi[c], sweep, own, S.copies);
+        if (n != 0) __atomic_fetch_add(&S.stored[sweep], n, __ATOMIC_RELAXED);
+      }
+      __atomic_fetch_add(&S.done, 1, __ATOMIC_RELEASE);
+      continue;
+    }
+    int c = 0;
+    while (S.pre[c + 1] <= r) ++c;
+    if (!until(S, sweep * per + S.pre[c])) break;
+    const int g0 = S.lo[c] + (r - S.pre[c]) * BG;
+    const int g1 = g0 + BG < S.hi[c] ? g0 + BG : S.hi[c];
+    const int n = S.call(S.f, g0, g1, sweep, own, S.copies);
+    if (n != 0) __atomic_fetch_add(&S.stored[sweep], n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&S.done, 1, __ATOMIC_RELEASE);
+  }
+  return nullptr;
+}
+}  // namespace pbd_limit
+void pbd_limit_run(void* f, pbd_limit_fn* call, const int* starts, int colors, int first,
+                   int last, int* GM, int marks, int passes, int threads) {
+  using namespace pbd_limit;
+  // the slot after the marks: 1 + the lanes the previous run's first sweep stored (0: none
+  // yet); a run after a light first sweep keeps to one thread (no thread to wake)
+  int* previous = GM + (marks - 1);
+  marks -= 1;
+  const int groups = starts[colors];
+  const int copies = groups > 0 ? marks / groups : 1;   // a copy of the marks per thread
+  threads = threads < 1 ? 1 : (threads > 8 ? 8 : threads);
+  if (threads > copies) threads = copies;
+  if (colors > MAX_COLORS || passes > MAX_PASSES || last - first < 4 * BG) threads = 1;
+  if (threads > 1 && solo > 0) {
+    solo -= 1;
+    threads = 1;
+  }
+  if (*previous > 0 && *previous - 1 < LIGHT) threads = 1;
+  // the first sweep visits all: the marks of the copies in use cleared
+  for (int i = 0; i < threads * groups; ++i) GM[i] = -1;
+  if (threads == 1) {   // (the colors are contiguous runs of groups, in order)
+    for (int sweep = 0; sweep < passes; ++sweep) {
+      const int n = call(f, first, last, sweep, GM, 1);
+      if (sweep == 0) *previous = 1 + n;
+      if (n == 0) break;
+    }
+    return;
+  }
+  Shared S;
+  S.f = f; S.call = call; S.colors = colors; S.passes = passes; S.copies = threads;
+  S.ticket = 0; S.done = 0; S.stop = 0; S.slow = 0;
+  S.pre[0] = 0;
+  for (int c = 0; c < colors; ++c) {
+    S.lo[c] = starts[c] > first ? starts[c] : first;
+    S.hi[c] = starts[c + 1] < last ? starts[c + 1] : last;
+    const int n = S.hi[c] > S.lo[c] ? S.hi[c] - S.lo[c] : 0;
+    S.pre[c + 1] = S.pre[c] + (n + BG - 1) / BG;
+  }
+  for (int k = 0; k < passes; ++k) S.stored[k] = 0;
+  if (S.pre[colors] == 0) return;
+  Job jobs[8];
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{&S, nullptr, GM + k * groups};
+  // (the pool's own counter is unused: every thread runs work(), which takes tickets)
+  pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, 1,
+               [](void* job, int* next) { ((Job*)job)->next = next; });
+  if (S.slow != 0) solo = SOLO_RUNS;
+  *previous = 1 + S.stored[0];
 """
-
-
 # The strain limit's sliding contacts: the corner moves kept through memory, and a corner
 # touching a collider keeps none of its move along -n: dx <- dx - min(0, dx . n) n, then
 # y = x + dx (the kernels' ``slide``; q still holds x).
@@ -390,8 +559,8 @@ _KEEP_MOVES = r"""
     for (int d = 0; d < 3; ++d) __builtin_memcpy(M[c][d], &D[c][d], sizeof(D[c][d]));
 """
 _SLIDE = r"""
-      if (CT[I[c][l] / 3] != 0) {
-        const float* nn = CNF + I[c][l];
+      if (CT_[I[c][l] / 3] != 0) {
+        const float* nn = CNF_ + I[c][l];
         float mx = M[c][0][l], my = M[c][1][l], mz = M[c][2][l];
         float dn = mx * nn[0] + my * nn[1] + mz * nn[2];
         float inward = dn < 0.0f ? dn : 0.0f;
@@ -429,7 +598,7 @@ def _snippet(body: str, corners: int, xpbd: bool, limit: bool = False,
     sweeps (the limit's arithmetic, no sliding, no skipping)."""
     text = _GATHER + body + _SCATTER
     if limit:
-        text = _SWEEPS_HEAD + text + _SWEEPS_TAIL
+        text = _SWEEPS_HEAD + text + _SWEEPS_TAIL.replace("__PTHREAD__", _PTHREAD)
     if level:
         text = _LEVEL_HEAD + text + _LEVEL_TAIL
     return (text
@@ -474,7 +643,8 @@ def _group_funcs() -> SimpleNamespace:
                        last: int, fresh: int, k: float, alpha: float, gamma: float,
                        contact: wp.array(dtype=i32), contact_normal: wp.array(dtype=vec3),
                        mark: wp.array(dtype=i32), touch_offsets: wp.array(dtype=i32),
-                       touch_groups: wp.array(dtype=i32)):
+                       touch_groups: wp.array(dtype=i32), color_starts: wp.array(dtype=i32),
+                       threads: int):
                 ...
         else:
             def groups(p: wp.array(dtype=vec3), x_prev: wp.array(dtype=vec3),
@@ -574,21 +744,28 @@ def build_lane_kernels() -> SimpleNamespace:
                              trigger: float, target: float, contact: wp.array(dtype=i32),
                              contact_normal: wp.array(dtype=vec3), mark: wp.array(dtype=i32),
                              touch_offsets: wp.array(dtype=i32),
-                             touch_groups: wp.array(dtype=i32)):
+                             touch_groups: wp.array(dtype=i32),
+                             color_starts: wp.array(dtype=i32), threads: int):
         """The strain limit over lane groups first .. last - 1: sweeps shortening each edge
         past ``trigger`` d0 (1 + limit) to ``target`` d0 until a sweep shortens none, at most
         ``passes`` sweeps; the ends touching a collider (``contact``) keep none of their moves
-        along -n (``contact_normal``). ``mark`` (G,) is scratch: the last sweep that moved a
-        corner of each group (``touch_offsets``, ``touch_groups``: each particle's groups, from
-        :meth:`LaneGroups.particle_groups`); a sweep after the first skips the groups no sweep
-        changed since their last visit, as numpy skips such edges (the same results: they
-        would store nothing).
+        along -n (``contact_normal``). ``mark`` (T G + 1,) is scratch: for each of up to T
+        threads, the last sweep that moved a corner of each group (``touch_offsets``,
+        ``touch_groups``: each particle's groups, from :meth:`LaneGroups.particle_groups`),
+        then the lanes the last launch's first sweep stored; a sweep after the first skips the
+        groups no sweep changed since their last visit, as numpy skips such edges (the same
+        results: they would store nothing). ``color_starts`` (C + 1,): each color's first
+        group, then G (:attr:`LaneGroups.color_starts`); each sweep's colors run in turn, a
+        color's groups in blocks on ``threads`` POSIX threads (at most T; the same results on
+        any number, as the lanes of one color share no particle). One thread runs a sweep
+        after one that stored fewer than 256 lanes, and a whole launch after one whose first
+        sweep did, or after a thread was held up for ~0.1 ms (for the next 32 launches).
 
         Mirrors pbdcloth.constraints.strain_limit.project_strain_limit with ``sliding``.
         """
         distance_limit_groups(p, x_prev, idx, w, rest, lam, scale, first, last, passes, trigger,
                               target, 0.0, contact, contact_normal, mark, touch_offsets,
-                              touch_groups)
+                              touch_groups, color_starts, threads)
 
     @wp.kernel(module=_MODULE)
     def unilateral_lanes(p: wp.array(dtype=vec3), idx: wp.array(dtype=i32),
@@ -703,6 +880,7 @@ class LaneGroups:
             [g][lane]; 0 on padding lanes.
         lam: (G * LANES,) float32 XPBD multipliers.
         spans: (first group, group count) of each non-empty color; groups: G.
+        color_starts: (C + 1,) int32, each non-empty color's first group, then G.
         slot: (G * LANES,) int64, the constraint (colored order) in each lane, -1 on padding.
     """
 
@@ -739,6 +917,8 @@ class LaneGroups:
         self.fields = {name: wp.array(lanes(values, 0.0, np.float32), dtype=wp.float32,
                                       device=device) for name, values in fields.items()}
         self.lam = wp.zeros(groups * LANES, dtype=wp.float32, device=device)
+        self.color_starts = wp.array(np.array([a for a, _ in self.spans] + [groups],
+                                              dtype=np.int32), dtype=wp.int32, device=device)
 
     def particle_groups(self, particle_count: int) -> tuple:
         """(offsets (N + 1,), groups): the lane groups each of the ``particle_count``
