@@ -587,6 +587,27 @@ def test_threaded_strain_limit_matches_one_thread_and_the_kernels(model: str) ->
     assert max_diff(one, start) > 1e-4
 
 
+#: The same with the calling thread held up (``limit_test_hook``: it sleeps before each of its
+#: blocks), so the second thread reaches the blocks of the next color while blocks of the color
+#: before are still to run: only the wait for them keeps the stores those of one thread (this
+#: test fails when ``work`` starts a block without waiting for the colors before it). The
+#: hook's count shows that the second thread did run blocks.
+@pytest.mark.parametrize("model", ["limit", "sliding"])
+def test_threaded_strain_limit_waits_for_the_colors_before_a_block(model: str) -> None:
+    from pbdcloth.backends.warp.lanes import build_lane_kernels
+
+    hook = build_lane_kernels().limit_test_hook
+    helped = wp.zeros(1, dtype=wp.int32, device="cpu")
+    one, _ = _project_family("stretch", model, use_lanes=True, n=48, threads=1)
+    wp.launch(hook, 1, [300, helped], device="cpu")
+    try:
+        two, _ = _project_family("stretch", model, use_lanes=True, n=48, threads=2)
+    finally:
+        wp.launch(hook, 1, [0, helped], device="cpu")
+    assert int(helped.numpy()[0]) > 0
+    np.testing.assert_array_equal(two, one)
+
+
 def _sheet_with_and_without_lanes(model: str, bend: bool) -> tuple[Run, Run]:
     """8 frames of the sheet falling on the moving sphere (contacts, restitution, XPBD
     constraint damping), on the lane/loop CPU path and on the per-constraint kernels."""

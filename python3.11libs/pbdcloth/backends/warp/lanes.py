@@ -434,7 +434,12 @@ struct Shared {
   alignas(64) int slow;                // some thread waited SLOW spins for a block
   alignas(64) int stored[MAX_PASSES];  // lanes stored in each sweep
 };
-struct Job { Shared* S; int* next; int* own; };
+struct Job { Shared* S; int* next; int* own; int index; };
+// the test hook (``limit_test_hook``): the calling thread sleeps ``stall_us`` before each
+// block of a shared sweep, so the other threads run ahead to the blocks that must wait for
+// it; ``helped`` counts the blocks run by threads other than the caller
+static int stall_us = 0;
+static int helped = 0;
 static inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -492,6 +497,10 @@ static void* work(void* arg) {
     int c = 0;
     while (S.pre[c + 1] <= r) ++c;
     if (!until(S, sweep * per + S.pre[c])) break;
+    if (stall_us > 0) {
+      if (((Job*)arg)->index == 0) usleep((unsigned)stall_us);
+      else __atomic_fetch_add(&helped, 1, __ATOMIC_RELAXED);
+    }
     const int g0 = S.lo[c] + (r - S.pre[c]) * BG;
     const int g1 = g0 + BG < S.hi[c] ? g0 + BG : S.hi[c];
     const int n = S.call(S.f, g0, g1, sweep, own, S.copies);
@@ -501,6 +510,12 @@ static void* work(void* arg) {
   return nullptr;
 }
 }  // namespace pbd_limit
+int pbd_limit_test_hook(int stall) {
+  const int n = __atomic_exchange_n(&pbd_limit::helped, 0, __ATOMIC_RELAXED);
+  pbd_limit::stall_us = stall > 0 ? stall : 0;
+  pbd_limit::solo = 0;
+  return n;
+}
 void pbd_limit_run(void* f, pbd_limit_fn* call, const int* starts, int colors, int first,
                    int last, int* GM, int marks, int passes, int threads) {
   using namespace pbd_limit;
@@ -541,12 +556,17 @@ void pbd_limit_run(void* f, pbd_limit_fn* call, const int* starts, int colors, i
   for (int k = 0; k < passes; ++k) S.stored[k] = 0;
   if (S.pre[colors] == 0) return;
   Job jobs[8];
-  for (int k = 0; k < threads; ++k) jobs[k] = Job{&S, nullptr, GM + k * groups};
+  for (int k = 0; k < threads; ++k) jobs[k] = Job{&S, nullptr, GM + k * groups, k};
   // (the pool's own counter is unused: every thread runs work(), which takes tickets)
   pbd_team_run(work, (char*)jobs, (int)sizeof(Job), threads, 1,
                [](void* job, int* next) { ((Job*)job)->next = next; });
   if (S.slow != 0) solo = SOLO_RUNS;
   *previous = 1 + S.stored[0];
+"""
+# The test hook of the strain limit's threads (``limit_test_hook``).
+_TEST_HOOK = r"""
+int pbd_limit_test_hook(int stall);
+((int*)helped.data)[0] = pbd_limit_test_hook(stall_us);
 """
 # The strain limit's sliding contacts: the corner moves kept through memory, and a corner
 # touching a collider keeps none of its move along -n: dx <- dx - min(0, dx . n) n, then
@@ -711,7 +731,8 @@ def build_lane_kernels() -> SimpleNamespace:
     other (colors are contiguous runs of groups, so one launch can cover a whole family in color
     order), ``fresh`` (1: read the multipliers as 0, the first iteration of a substep) and the
     stiffness k (PBD) or alpha~, gamma (XPBD). Also ``predict_loop`` and ``update_loop`` (dim 1,
-    the arguments of :mod:`.kernels`' ``predict`` without the wind's, and of ``update``).
+    the arguments of :mod:`.kernels`' ``predict`` without the wind's, and of ``update``), and
+    ``limit_test_hook``, which holds up the strain limit's calling thread for tests.
     """
     wp.set_module_options({"enable_backward": False}, module=_MODULE)
     vec3, f32, i32 = wp.vec3, wp.float32, wp.int32
@@ -851,6 +872,19 @@ def build_lane_kernels() -> SimpleNamespace:
         """
         hand_down_all(p, start, fine, parent0, parent1, weight0, weight1)
 
+    @wp.func_native(_TEST_HOOK)
+    def test_hook(stall_us: int, helped: wp.array(dtype=i32)):
+        ...
+
+    @wp.kernel(module=_MODULE)
+    def limit_test_hook(stall_us: int, helped: wp.array(dtype=i32)):
+        """For tests of ``distance_limit_lanes`` on several threads: from now on the calling
+        thread sleeps ``stall_us`` microseconds (0: none) before each block of a shared sweep,
+        so the other threads reach the blocks that must wait for its blocks first; helped[0]
+        = the blocks the other threads ran since the last call (then counted from 0). Also
+        ends the one-thread launches after a slow run."""
+        test_hook(stall_us, helped)
+
     @wp.kernel(module=_MODULE)
     def copy_loop(src: wp.array(dtype=vec3), dst: wp.array(dtype=vec3)):
         """dst = src in one thread (:mod:`.kernels`' ``copy_positions``)."""
@@ -862,7 +896,8 @@ def build_lane_kernels() -> SimpleNamespace:
                            distance_limit_lanes=distance_limit_lanes,
                            unilateral_lanes=unilateral_lanes,
                            bend_pbd_lanes=bend_pbd_lanes, bend_xpbd_lanes=bend_xpbd_lanes,
-                           predict_loop=predict_loop, update_loop=update_loop)
+                           predict_loop=predict_loop, update_loop=update_loop,
+                           limit_test_hook=limit_test_hook)
 
 
 class LaneGroups:

@@ -1055,6 +1055,7 @@ extern "C" int pthread_mutex_unlock(void*);
 extern "C" int pthread_cond_wait(void*, void*);
 extern "C" int pthread_cond_broadcast(void*);
 extern "C" int sched_yield();
+extern "C" int usleep(unsigned int);
 struct PbdTeam { int next; int active; int n; };
 // the pool: a zero-filled mutex and condition variable are initialized ones (glibc, musl)
 struct PbdPool {
