@@ -82,7 +82,7 @@ WARP_PHASES = {
     "slots, gathering": ("sort_slots", "gather", "finish_candidates", "add_stat",
                          "incidence_count", "incidence_fill", "sort_segments"),
     "pair passes": ("pair_eval",),
-    "contact sums": ("zero_counts", "contact_relax", "apply_sums", "contact_apply",
+    "contact sums": ("zero_counts", "contact_relax", "contact_sums", "apply_sums", "contact_apply",
                      "next_phase", "pass_end", "project_begin"),
     "fail-safe": ("mark_crossed", "revert_apply", "round_end"),
     "slack bookkeeping": ("track_begin", "moved_since", "copy_vec3", "zero_scalars"),

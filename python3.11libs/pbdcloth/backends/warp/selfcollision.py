@@ -412,23 +412,36 @@ class WarpSelfCollision:
         else:
             launch(k.moved_since, n, [p, self.last, self.moved])
         launch(k.project_begin, 1, [self.state, self.deep])
+        # on the CPU the scattered sums and their application are one native loop, which also
+        # sets the counts a pass raised back to 0 (then the counts are cleared once per call)
+        fused = self.kn is not None and pt.scatter and ee.scatter
+        if fused:
+            launch(k.zero_counts, n, [self.state, self.cnt])
         for _ in range(tune.passes):
             for fam, edge_pairs in ((pt, 0), (ee, 1)):
-                launch(k.zero_counts, n, [self.state, self.cnt])
+                if not fused:
+                    launch(k.zero_counts, n, [self.state, self.cnt])
                 launch(pair_eval, fam.workers, [
                     p, x, inv_mass, fam.idx, fam.count, edge_pairs, self.state, s(t), band, mu,
                     interior, self.moved, fam.base, fam.slack_c, fam.slack_x, margin, skip,
                     fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
                     fam.workers if self.kn is None else self.threads])
-                launch(contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
-                                                      self.cnt, self.state, fam.corr,
-                                                      int(fam.scatter), self.dp, fam.workers])
-                if fam.scatter:
-                    launch(k.apply_sums, n, [self.state, self.touch, self.dp, p, self.moved])
+                if fused:
+                    launch(self.kn.contact_sums_all, 1, [
+                        fam.idx, fam.count, fam.act, fam.wc, self.cnt, self.state, fam.corr,
+                        self.dp, self.touch, p, self.moved])
                 else:
-                    launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.act, fam.wc,
-                                                fam.corr, self.state, self.touch, p,
-                                                self.moved])
+                    launch(contact_relax, fam.workers, [fam.idx, fam.count, fam.act, fam.wc,
+                                                          self.cnt, self.state, fam.corr,
+                                                          int(fam.scatter), self.dp,
+                                                          fam.workers])
+                    if fam.scatter:
+                        launch(k.apply_sums, n, [self.state, self.touch, self.dp, p,
+                                                 self.moved])
+                    else:
+                        launch(k.contact_apply, n, [fam.inc_start, fam.inc, fam.act, fam.wc,
+                                                    fam.corr, self.state, self.touch, p,
+                                                    self.moved])
                 if edge_pairs == 0:
                     launch(k.next_phase, 1, [self.state])
             launch(k.pass_end, 1, [self.state, self.deep, s(tune.resolved * t)])

@@ -29,8 +29,10 @@ family's pairs: ``pair_eval_all`` (a pass: the skip test of a block of pairs wit
 then the geometry of the pairs to evaluate in chunks of 64 without branches, Ericson's regions
 and the kernel's other branches as selects, in a loop the compiler vectorizes, then the
 response of those in contact one by one), ``mark_crossed_all`` (the fail-safe's search, the
-same text with the crossing test instead of the response), ``contact_relax_all`` and
-``track_begin_all``.
+same text with the crossing test instead of the response), ``contact_relax_all``,
+``contact_sums_all`` (the scattered sums and their application to the particles in one loop,
+which also sets the counts that the pass raised back to 0, so the passes need no
+``zero_counts``) and ``track_begin_all``.
 
 Both cores: Warp runs a CPU launch on the calling thread and a recorded frame is one graph
 replay, so the searches and the pair passes run on POSIX threads of their own (``threads``,
@@ -1171,6 +1173,28 @@ for (int c = c0; c < c1; ++c) {
 }
 """
 
+# contact_relax with the scatter, then apply_sums of :mod:`.selfcollision_kernels` (each
+# particle touched in this pass: p += dp, moved += |dp|, dp = 0, the same arithmetic), which
+# also sets the contact counts of those particles back to 0: the only counts that a pass
+# raises, so the next pass starts from zero counts without zero_counts.
+_APPLY = r"""
+const int* TOUCH = (const int*)touch.data;
+R* P = (R*)p.data;
+R* MOVED = (R*)moved.data;
+int* COUNTS = (int*)cnt.data;
+const int pass_id = ST[__ST_PASS__];
+const int n_particles = p.shape[0];
+for (int i = 0; i < n_particles; ++i) {
+  if (TOUCH[i] != pass_id) continue;
+  R* d = DP + 3 * i;
+  const wp::vec_t<3, R> dv(d[0], d[1], d[2]);
+  for (int j = 0; j < 3; ++j) P[3 * i + j] = P[3 * i + j] + d[j];
+  MOVED[i] = MOVED[i] + wp::length(dv);
+  for (int j = 0; j < 3; ++j) d[j] = R(0);
+  COUNTS[i] = 0;
+}
+"""
+
 _TRACK_BEGIN = r"""
 void pbd_track___TAG__(void** ptrs, const __REAL__* reals, const int* ints);
 void* pbd_ptrs[] = {(void*)p.data, (void*)idx.data, (void*)slack_c.data, (void*)slack_x.data,
@@ -1255,7 +1279,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
     ``ee_all`` and ``pt_all`` (the arguments of the list kernels ``ee_edges`` and
     ``pt_triangles`` of :mod:`.selfcollision_list_kernels`, and the grid's points in entry
     order), ``pair_eval_all``, ``mark_crossed_all``, ``contact_relax_all`` and
-    ``track_begin_all`` (the arguments of the kernels of the same names less ``_all``)."""
+    ``track_begin_all`` (the arguments of the kernels of the same names less ``_all``), and
+    ``contact_sums_all`` (``contact_relax`` with the scatter, then ``apply_sums``)."""
     scalar: Any = wp.float32 if precision == "float32" else wp.float64
     vec3: Any = wp.types.vector(3, scalar)
     real = "float" if precision == "float32" else "double"
@@ -1544,7 +1569,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
 
     def sub(text: str) -> str:
         text = text.replace("__REAL__", real).replace("__SQRT__", "wp::sqrt")
-        for name in ("ST_DONE", "ST_PASS_ANY"):
+        for name in ("ST_DONE", "ST_PASS_ANY", "ST_PASS"):
             text = text.replace(f"__{name}__", str(getattr(kk, name)))
         return text
 
@@ -1562,6 +1587,16 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
 
     relax_body.__name__ = relax_body.__qualname__ = f"relax_pass_{precision}"
     relax_pass = wp.func_native(sub(_RELAX))(relax_body)
+    def sums_body(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
+                  act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
+                  cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
+                  corr: wp.array(dtype=vec3), scatter: int, dp: wp.array(dtype=vec3),
+                  touch: wp.array(dtype=i32), p: wp.array(dtype=vec3),
+                  moved: wp.array(dtype=scalar)):
+        ...
+
+    sums_body.__name__ = sums_body.__qualname__ = f"sums_pass_{precision}"
+    sums_pass = wp.func_native(sub(_RELAX + _APPLY))(sums_body)
     track_body.__name__ = track_body.__qualname__ = f"track_pass_{precision}"
     track_pass = wp.func_native(sub(_TRACK_BEGIN).replace("__PTHREAD__", _PTHREAD).replace(
         "__TAG__", f"track_{precision}"))(track_body)
@@ -1574,6 +1609,17 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                           stride: int):
         """``contact_relax`` of every contact in list order, one thread (``stride`` unused)."""
         relax_pass(idx, count, act, wc, cnt, state, corr, scatter, dp)
+
+    @wp.kernel(module=module)
+    def contact_sums_all(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
+                         act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
+                         cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
+                         corr: wp.array(dtype=vec3), dp: wp.array(dtype=vec3),
+                         touch: wp.array(dtype=i32), p: wp.array(dtype=vec3),
+                         moved: wp.array(dtype=scalar)):
+        """``contact_relax`` (scattered, in list order) and then ``apply_sums`` in one thread;
+        the counts of the particles touched in the pass back to 0 (none other is raised)."""
+        sums_pass(idx, count, act, wc, cnt, state, corr, 1, dp, touch, p, moved)
 
     @wp.kernel(module=module)
     def track_begin_all(p: wp.array(dtype=vec3), idx: wp.array(dtype=wp.vec4i),
@@ -1589,4 +1635,5 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                            gather_all=gather_all, grid_build_all=grid_build_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
+                           contact_sums_all=contact_sums_all,
                            track_begin_all=track_begin_all)
