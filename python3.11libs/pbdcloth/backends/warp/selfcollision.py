@@ -414,7 +414,8 @@ class WarpSelfCollision:
         launch(k.project_begin, 1, [self.state, self.deep])
         # on the CPU the scattered sums and their application are one native loop, which also
         # sets the counts a pass raised back to 0 (then the counts are cleared once per call)
-        fused = self.kn is not None and pt.scatter and ee.scatter
+        sums_all = None if self.kn is None else self.kn.contact_sums_all
+        fused = sums_all is not None and pt.scatter and ee.scatter
         if fused:
             launch(k.zero_counts, n, [self.state, self.cnt])
         for _ in range(tune.passes):
@@ -427,7 +428,7 @@ class WarpSelfCollision:
                     fam.act, fam.corr, fam.wc, self.deep, self.touch, self.cnt, self.stats,
                     fam.workers if self.kn is None else self.threads])
                 if fused:
-                    launch(self.kn.contact_sums_all, 1, [
+                    launch(sums_all, 1, [
                         fam.idx, fam.count, fam.act, fam.wc, self.cnt, self.state, fam.corr,
                         self.dp, self.touch, p, self.moved])
                 else:
