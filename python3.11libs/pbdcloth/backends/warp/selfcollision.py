@@ -105,7 +105,13 @@ class _Scan:
         self.block_offsets = wp.zeros(self.blocks, dtype=wp.int32, device=device)
         self.total = wp.zeros(1, dtype=wp.int32, device=device)
 
-    def issue(self, launch: Any, k: Any, counts: Any, offsets: Any, gate: Any) -> None:
+    def issue(self, launch: Any, k: Any, counts: Any, offsets: Any, gate: Any,
+              native: Any = None) -> None:
+        """The scan's kernels where ``gate``; one native loop where ``native`` (the CPU's
+        native kernels) is given (the same integers)."""
+        if native is not None:
+            launch(native.scan_all, 1, [counts, self.n, gate, offsets, self.total])
+            return
         launch(k.scan_blocks, self.blocks, [counts, self.n, self.block, gate, offsets,
                                             self.block_sums])
         launch(k.scan_top, 1, [self.block_sums, gate, self.block_offsets, self.total])
@@ -169,7 +175,7 @@ class _Candidates:
             launch(kn.sort_slots_all, 1, [*sort_args, threads])
         else:
             launch(kl.sort_slots, self.queries, sort_args)
-        self.scan.issue(launch, k, self.kept, self.offsets, gate)
+        self.scan.issue(launch, k, self.kept, self.offsets, gate, kn)
         gather_args = [list_state, family, tris, edges, self.slots, self.kept, self.offsets,
                        self.keys, self.idx]
         if kn is not None:

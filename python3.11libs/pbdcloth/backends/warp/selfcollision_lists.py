@@ -189,8 +189,11 @@ class DeviceLists:
         else:
             launch(kl.pt_triangles, self.n_tris, pt_args)
         launch(kl.zero_scalar, 1, [self.tri_maxhalf, self.partial])
-        launch(kl.tri_boxes, self.n_tris, [ref, tris, st, self.tri_mid, self.tri_half,
-                                           self.tri_maxhalf])
+        tri_args = [ref, tris, st, self.tri_mid, self.tri_half, self.tri_maxhalf]
+        if self.native is not None:
+            launch(self.native.tri_boxes_all, 1, tri_args)
+        else:
+            launch(kl.tri_boxes, self.n_tris, tri_args)
         tg = self.tri_grid
         tg.issue_build(launch, k, kl, self.tri_mid, self.radius, extent, scale, self.partial,
                        self.tri_half, self.native)
@@ -205,8 +208,11 @@ class DeviceLists:
                          self.threads)
         # Edge-edge: edges that moved against all edges, each pair in its lower edge's slots.
         launch(kl.zero_scalar, 1, [self.edge_maxhalf, gate])
-        launch(kl.edge_boxes, self.n_edges, [ref, edges, st, self.edge_mid, self.edge_half,
-                                             self.edge_maxhalf])
+        edge_args = [ref, edges, st, self.edge_mid, self.edge_half, self.edge_maxhalf]
+        if self.native is not None:
+            launch(self.native.edge_boxes_all, 1, edge_args)
+        else:
+            launch(kl.edge_boxes, self.n_edges, edge_args)
         eg = self.edge_grid
         eg.issue_build(launch, k, kl, self.edge_mid, self.radius, extent, scale, gate,
                        self.edge_half, self.native)

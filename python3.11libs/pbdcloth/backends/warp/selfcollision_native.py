@@ -1025,6 +1025,58 @@ for (int i = 0; i < m; ++i) {
 """
 
 
+# ``edge_boxes`` and ``tri_boxes`` of :mod:`.selfcollision_list_kernels` in one loop (the same
+# arithmetic; the largest half extent is a maximum, so its order does not matter).
+_BOXES = r"""
+typedef __REAL__ R;
+const int mode = ((const int*)state.data)[__LS_MODE__];
+if (__CORNERS__ == 3 ? mode != 1 : mode == 0) return;
+const R* X = (const R*)ref.data;
+const int* C = (const int*)corners.data;
+R* MID = (R*)mid.data;
+R* HALF = (R*)half.data;
+R* MOST = (R*)maxhalf.data;
+const int m = corners.shape[0];
+const R h_ = R(0.5);
+R most = MOST[0];
+for (int e = 0; e < m; ++e) {
+  const R* a = X + 3 * C[__CORNERS__ * e];
+  const R* b = X + 3 * C[__CORNERS__ * e + 1];
+  R h[3];
+  if (__CORNERS__ == 2) {
+    for (int d = 0; d < 3; ++d) {
+      MID[3 * e + d] = (a[d] + b[d]) * h_;
+      h[d] = wp::abs(a[d] - b[d]) * h_;
+    }
+  } else {
+    const R* c = X + 3 * C[__CORNERS__ * e + 2];
+    for (int d = 0; d < 3; ++d) {
+      const R lo = wp::min(wp::min(a[d], b[d]), c[d]);
+      const R hi = wp::max(wp::max(a[d], b[d]), c[d]);
+      MID[3 * e + d] = (lo + hi) * h_;
+      h[d] = (hi - lo) * h_;
+    }
+  }
+  for (int d = 0; d < 3; ++d) HALF[3 * e + d] = h[d];
+  const R big = wp::max(h[0], wp::max(h[1], h[2]));
+  most = most > big ? most : big;
+}
+MOST[0] = most;
+"""
+
+
+# ``_Scan``'s three kernels (scan_blocks, scan_top, scan_add) as one loop: the same integers.
+_SCAN = r"""
+if (((const int*)gate.data)[0] == 0) return;
+const int* COUNTS = (const int*)counts.data;
+int* OFFSETS = (int*)offsets.data;
+int acc = 0;
+for (int i = 0; i < n; ++i) { OFFSETS[i] = acc; acc += COUNTS[i]; }
+OFFSETS[n] = acc;
+((int*)total.data)[0] = acc;
+"""
+
+
 #: The team of threads of a native loop (once per module): the POSIX and C calls it uses and
 #: ``pbd_team_run``, which runs ``work`` on the calling thread and on up to ``threads - 1``
 #: workers of the module's pool, every one taking blocks from the shared counter
@@ -1475,6 +1527,53 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         grid_text = grid_text.replace(f"__{name}__", str(getattr(lk, name)))
     grid_pass = wp.func_native(grid_text)(grid_body)
 
+    def boxes_text(corners: int) -> str:
+        return (_BOXES.replace("__REAL__", real).replace("__CORNERS__", str(corners))
+                .replace("__LS_MODE__", str(lk.LS_MODE)))
+
+    def edge_body(ref: wp.array(dtype=vec3), corners: wp.array(dtype=wp.vec2i),
+                  state: wp.array(dtype=i32), mid: wp.array(dtype=vec3),
+                  half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
+        ...
+
+    def tri_body(ref: wp.array(dtype=vec3), corners: wp.array(dtype=wp.vec3i),
+                 state: wp.array(dtype=i32), mid: wp.array(dtype=vec3),
+                 half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
+        ...
+
+    edge_body.__name__ = edge_body.__qualname__ = f"edge_boxes_pass_{precision}"
+    edge_pass = wp.func_native(boxes_text(2))(edge_body)
+    tri_body.__name__ = tri_body.__qualname__ = f"tri_boxes_pass_{precision}"
+    tri_pass = wp.func_native(boxes_text(3))(tri_body)
+
+    @wp.kernel(module=module)
+    def edge_boxes_all(ref: wp.array(dtype=vec3), edges: wp.array(dtype=wp.vec2i),
+                       state: wp.array(dtype=i32), mid: wp.array(dtype=vec3),
+                       half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
+        """``edge_boxes`` of every edge in one loop."""
+        edge_pass(ref, edges, state, mid, half, maxhalf)
+
+    @wp.kernel(module=module)
+    def tri_boxes_all(ref: wp.array(dtype=vec3), tris: wp.array(dtype=wp.vec3i),
+                      state: wp.array(dtype=i32), mid: wp.array(dtype=vec3),
+                      half: wp.array(dtype=vec3), maxhalf: wp.array(dtype=scalar)):
+        """``tri_boxes`` of every triangle in one loop."""
+        tri_pass(ref, tris, state, mid, half, maxhalf)
+
+    def scan_body(counts: wp.array(dtype=i32), n: int, gate: wp.array(dtype=i32),
+                  offsets: wp.array(dtype=i32), total: wp.array(dtype=i32)):
+        ...
+
+    scan_body.__name__ = scan_body.__qualname__ = f"scan_pass_{precision}"
+    scan_pass = wp.func_native(_SCAN)(scan_body)
+
+    @wp.kernel(module=module)
+    def scan_all(counts: wp.array(dtype=i32), n: int, gate: wp.array(dtype=i32),
+                 offsets: wp.array(dtype=i32), total: wp.array(dtype=i32)):
+        """Exclusive prefix sum of ``counts[:n]`` into ``offsets[:n + 1]``, the total to
+        ``total[0]``, where ``gate``: the stage's fixed-order scan in one loop."""
+        scan_pass(counts, n, gate, offsets, total)
+
     @wp.kernel(module=module)
     def grid_build_all(points: wp.array(dtype=vec3), halves: wp.array(dtype=vec3), boxes: int,
                        radius: wp.array(dtype=scalar), extent: scalar, scale: scalar,
@@ -1633,6 +1732,8 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
                            pt_triangles_all=pt_triangles_all, pt_movers_all=pt_movers_all,
                            compact_all=compact_all, sort_slots_all=sort_slots_all,
                            gather_all=gather_all, grid_build_all=grid_build_all,
+                           edge_boxes_all=edge_boxes_all, tri_boxes_all=tri_boxes_all,
+                           scan_all=scan_all,
                            pair_eval_all=pair_eval_all, mark_crossed_all=mark_crossed_all,
                            contact_relax_all=contact_relax_all,
                            contact_sums_all=contact_sums_all,
