@@ -34,12 +34,12 @@ The hierarchy's coarse levels run the same way (``unilateral_lanes``: a level's 
 launch, the strain limit's arithmetic with trigger and target at the level's slack, stopping as
 ``unilateral_sweeps`` does), its hand-down and start copy as one loop each; the strain limit's
 sweeps after the first skip the groups whose corners no sweep has moved since their last visit
-(each particle marked with the last sweep that moved it), as numpy skips such edges. The strain
-limit runs each sweep's colors in turn, a color's groups in blocks on the tuning's
-``warp_cpu_threads`` POSIX threads (the pool of :mod:`.selfcollision_native`; a block starts once
-the colors before it are done, and the lanes of one color share no particle, so the stores are
-those of one thread). All of these give the per-constraint kernels' results bit for bit
-(tests/test_warp.py, tests/test_parity.py).
+(each group marked, in one copy of the marks per thread, with the last sweep that moved one of
+its corners), as numpy skips such edges. The strain limit runs each sweep's colors in turn, a
+color's groups in blocks on the tuning's ``warp_cpu_threads`` POSIX threads (the pool of
+:mod:`.selfcollision_native`; a block starts once the colors before it are done, and the lanes
+of one color share no particle, so the stores are those of one thread). All of these give the
+per-constraint kernels' results bit for bit (tests/test_warp.py, tests/test_parity.py).
 
 A group never straddles two colors (each color is padded to a multiple of 8 lanes, see
 :class:`LaneGroups`); padding lanes carry the particle index -1 and are never stored. The lanes

@@ -1026,7 +1026,8 @@ for (int i = 0; i < m; ++i) {
 
 
 # ``edge_boxes`` and ``tri_boxes`` of :mod:`.selfcollision_list_kernels` in one loop (the same
-# arithmetic; the largest half extent is a maximum, so its order does not matter).
+# arithmetic and gates: the edges' boxes at any list update, the triangles' at partial updates
+# only; the largest half extent is a maximum, so its order does not matter).
 _BOXES = r"""
 typedef __REAL__ R;
 const int mode = ((const int*)state.data)[__LS_MODE__];
@@ -1686,6 +1687,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
 
     relax_body.__name__ = relax_body.__qualname__ = f"relax_pass_{precision}"
     relax_pass = wp.func_native(sub(_RELAX))(relax_body)
+
     def sums_body(idx: wp.array(dtype=wp.vec4i), count: wp.array(dtype=i32),
                   act: wp.array(dtype=i32), wc: wp.array(dtype=vec4),
                   cnt: wp.array(dtype=i32), state: wp.array(dtype=i32),
