@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -592,6 +593,7 @@ def test_threaded_strain_limit_matches_one_thread_and_the_kernels(model: str) ->
 #: before are still to run: only the wait for them keeps the stores those of one thread (this
 #: test fails when ``work`` starts a block without waiting for the colors before it). The
 #: hook's count shows that the second thread did run blocks.
+@pytest.mark.skipif(sys.platform == "win32", reason="one thread on Windows: no POSIX threads")
 @pytest.mark.parametrize("model", ["limit", "sliding"])
 def test_threaded_strain_limit_waits_for_the_colors_before_a_block(model: str) -> None:
     from pbdcloth.backends.warp.lanes import build_lane_kernels
@@ -606,6 +608,53 @@ def test_threaded_strain_limit_waits_for_the_colors_before_a_block(model: str) -
         wp.launch(hook, 1, [0, helped], device="cpu")
     assert int(helped.numpy()[0]) > 0
     np.testing.assert_array_equal(two, one)
+
+
+#: The same test first in a fresh process, whose first threaded sweep starts the pool's worker:
+#: a worker started by a run takes part in that run (it did not while it read the count of runs
+#: posted only once it first held the pool's mutex, after the run was posted: the first run of
+#: every native module then ran on one thread, and the test above passed only after others).
+@pytest.mark.skipif(sys.platform == "win32", reason="one thread on Windows: no POSIX threads")
+def test_a_new_pool_worker_takes_part_in_the_run_that_started_it() -> None:
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_warp; "
+            "test_warp.test_threaded_strain_limit_waits_for_the_colors_before_a_block('limit')")
+    done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+#: The native loops' C++ outside Warp's function bodies as Warp's clang compiles it on Windows,
+#: where there are no POSIX threads (``_WIN32``: the pool's one-thread branch): the strain
+#: limit's sweeps (the one text there that waits and sleeps) with the pool they run on must
+#: compile there as here; it did not while they called ``sched_yield`` and ``usleep``, which
+#: only the POSIX branch declares. Checked with the host's g++ (syntax only).
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize("define", [[], ["-D_WIN32"]], ids=["posix", "windows"])
+def test_strain_limit_threads_compile_without_posix_threads(define: list[str],
+                                                            tmp_path: Path) -> None:
+    from pbdcloth.backends.warp import lanes
+    from pbdcloth.backends.warp.selfcollision_native import _PTHREAD
+
+    outside = "__PTHREAD__" + lanes._SWEEPS_TAIL.split("__PTHREAD__", 1)[1]
+    source = tmp_path / "limit.cpp"
+    source.write_text(outside.replace("__PTHREAD__", _PTHREAD) + "\n}\n")
+    done = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *define, str(source)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+#: Every native text calls the POSIX thread functions through the pool's wrappers only
+#: (``pbd_team_run``, ``pbd_yield``, ``pbd_sleep_us``), which have a Windows branch.
+def test_native_texts_call_posix_functions_only_through_the_pool() -> None:
+    from pbdcloth.backends.warp import lanes, mesh_native, selfcollision_native
+
+    posix = ("pthread_", "sched_yield", "usleep", "nanosleep")
+    for module in (lanes, mesh_native, selfcollision_native):
+        for name, text in vars(module).items():
+            if name == "_PTHREAD" or not isinstance(text, str):
+                continue
+            found = [word for word in posix if word in text]
+            assert not found, f"{module.__name__}.{name} calls {found} directly"
 
 
 def _sheet_with_and_without_lanes(model: str, bend: bool) -> tuple[Run, Run]:

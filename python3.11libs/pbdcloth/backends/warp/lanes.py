@@ -457,7 +457,7 @@ static inline bool until(Shared& S, int count) {
       relax();
     } else {
       if (spins == SLOW) __atomic_store_n(&S.slow, 1, __ATOMIC_RELAXED);
-      sched_yield();
+      pbd_yield();
     }
   }
   return true;
@@ -498,7 +498,7 @@ static void* work(void* arg) {
     while (S.pre[c + 1] <= r) ++c;
     if (!until(S, sweep * per + S.pre[c])) break;
     if (stall_us > 0) {
-      if (((Job*)arg)->index == 0) usleep((unsigned)stall_us);
+      if (((Job*)arg)->index == 0) pbd_sleep_us(stall_us);
       else __atomic_fetch_add(&helped, 1, __ATOMIC_RELAXED);
     }
     const int g0 = S.lo[c] + (r - S.pre[c]) * BG;

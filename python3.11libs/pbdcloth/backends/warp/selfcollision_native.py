@@ -1095,7 +1095,10 @@ _PTHREAD = r"""
 #ifndef PBD_TEAM_DECLARED
 #define PBD_TEAM_DECLARED
 #if defined(_WIN32)
-// no POSIX threads: the calling thread does every block
+// no POSIX threads: the calling thread does every block, so no thread ever waits for another
+// (pbd_yield is never reached) and the test hook's stall has no other thread to let ahead
+static inline void pbd_yield() {}
+static inline void pbd_sleep_us(int) {}
 static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads, int n,
                          void (*set_next)(void*, int*)) {
   int next = 0;
@@ -1111,6 +1114,8 @@ extern "C" int pthread_cond_wait(void*, void*);
 extern "C" int pthread_cond_broadcast(void*);
 extern "C" int sched_yield();
 extern "C" int usleep(unsigned int);
+static inline void pbd_yield() { sched_yield(); }
+static inline void pbd_sleep_us(int us) { usleep((unsigned int)us); }
 struct PbdTeam { int next; int active; int n; };
 // the pool: a zero-filled mutex and condition variable are initialized ones (glibc, musl)
 struct PbdPool {
@@ -1126,10 +1131,12 @@ struct PbdPool {
   int size;
 };
 static PbdPool pbd_pool;
-static void* pbd_pool_thread(void*) {
+// ``arg``: the runs posted before the thread was started (under the mutex), so that the run
+// posted right after its start is one it takes part in, however late it first gets the mutex
+static void* pbd_pool_thread(void* arg) {
   PbdPool& P = pbd_pool;
   pthread_mutex_lock(P.mutex);
-  int seen = P.generation;
+  int seen = (int)(long)arg;
   for (;;) {
     while (P.generation == seen) pthread_cond_wait(P.cond, P.mutex);
     seen = P.generation;
@@ -1158,7 +1165,7 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
     pthread_mutex_lock(P.mutex);
     while (P.workers < threads - 1) {
       unsigned long id;
-      if (pthread_create(&id, nullptr, pbd_pool_thread, nullptr) != 0) break;
+      if (pthread_create(&id, nullptr, pbd_pool_thread, (void*)(long)P.generation) != 0) break;
       pthread_detach(id);
       P.workers += 1;
     }
@@ -1181,7 +1188,7 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
   pthread_mutex_lock(P.mutex);
   P.open = 0;
   pthread_mutex_unlock(P.mutex);
-  while (__atomic_load_n(&team.active, __ATOMIC_SEQ_CST) != 0) sched_yield();
+  while (__atomic_load_n(&team.active, __ATOMIC_SEQ_CST) != 0) pbd_yield();
 }
 #endif
 #endif
