@@ -643,6 +643,30 @@ def test_strain_limit_threads_compile_without_posix_threads(define: list[str],
     assert done.returncode == 0, done.stderr
 
 
+#: The pool in a host program whose pthread functions check their objects
+#: (tests/data/native/pool_harness.cpp): it initializes its mutex and condition variable before
+#: using them (it used zero-filled ones, which glibc and musl accept and macOS does not), and
+#: its worker runs blocks in the very first run. Both checks fail on the pool before these fixes.
+@pytest.mark.skipif(shutil.which("g++") is None or not sys.platform.startswith("linux"),
+                    reason="needs g++ on Linux")
+def test_thread_pool_initializes_its_mutex_and_its_worker_joins_the_first_run(
+    tmp_path: Path
+) -> None:
+    from pbdcloth.backends.warp.selfcollision_native import _PTHREAD
+
+    harness = Path(__file__).parent / "data" / "native" / "pool_harness.cpp"
+    source = tmp_path / "pool.cpp"
+    source.write_text(harness.read_text().replace("__POOL__", _PTHREAD))
+    program = tmp_path / "pool"
+    build = subprocess.run(["g++", "-std=c++17", "-O1", "-pthread", str(source), "-o",
+                            str(program), "-ldl"], capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    done = subprocess.run([str(program)], capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert done.returncode == 0, done.stdout
+    assert "blocks 120" in done.stdout
+
+
 #: Every native text calls the POSIX thread functions through the pool's wrappers only
 #: (``pbd_team_run``, ``pbd_yield``, ``pbd_sleep_us``), which have a Windows branch.
 def test_native_texts_call_posix_functions_only_through_the_pool() -> None:

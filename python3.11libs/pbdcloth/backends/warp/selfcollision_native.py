@@ -1108,6 +1108,8 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
 #else
 extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
 extern "C" int pthread_detach(unsigned long);
+extern "C" int pthread_mutex_init(void*, const void*);
+extern "C" int pthread_cond_init(void*, const void*);
 extern "C" int pthread_mutex_lock(void*);
 extern "C" int pthread_mutex_unlock(void*);
 extern "C" int pthread_cond_wait(void*, void*);
@@ -1117,10 +1119,12 @@ extern "C" int usleep(unsigned int);
 static inline void pbd_yield() { sched_yield(); }
 static inline void pbd_sleep_us(int us) { usleep((unsigned int)us); }
 struct PbdTeam { int next; int active; int n; };
-// the pool: a zero-filled mutex and condition variable are initialized ones (glibc, musl)
+// the pool: its mutex and condition variable (room for those of glibc, musl and macOS) are
+// initialized by the first threaded run (pbd_pool_ready)
 struct PbdPool {
   alignas(64) char mutex[64];
   alignas(64) char cond[64];
+  int ready;  // 0: not initialized, 1: being initialized, 2: initialized
   int workers;  // threads started
   int generation;  // runs posted
   int open;  // a run is posted and not yet closed
@@ -1131,6 +1135,21 @@ struct PbdPool {
   int size;
 };
 static PbdPool pbd_pool;
+// POSIX asks for pthread_mutex_init and pthread_cond_init (a zero-filled mutex is an
+// initialized one on glibc and musl, not on macOS, where locking it fails); the first caller
+// initializes them, one that comes at the same time waits for it
+static void pbd_pool_ready(PbdPool& P) {
+  if (__atomic_load_n(&P.ready, __ATOMIC_ACQUIRE) == 2) return;
+  int expected = 0;
+  if (__atomic_compare_exchange_n(&P.ready, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    pthread_mutex_init(P.mutex, nullptr);
+    pthread_cond_init(P.cond, nullptr);
+    __atomic_store_n(&P.ready, 2, __ATOMIC_RELEASE);
+    return;
+  }
+  while (__atomic_load_n(&P.ready, __ATOMIC_ACQUIRE) != 2) sched_yield();
+}
 // ``arg``: the runs posted before the thread was started (under the mutex), so that the run
 // posted right after its start is one it takes part in, however late it first gets the mutex
 static void* pbd_pool_thread(void* arg) {
@@ -1162,6 +1181,7 @@ static void pbd_team_run(void* (*work)(void*), char* jobs, int size, int threads
   for (int k = 0; k < threads; ++k) set_next(jobs + k * size, &team.next);
   bool posted = false;
   if (threads > 1) {
+    pbd_pool_ready(P);
     pthread_mutex_lock(P.mutex);
     while (P.workers < threads - 1) {
       unsigned long id;
