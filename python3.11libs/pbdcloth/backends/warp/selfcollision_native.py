@@ -19,7 +19,9 @@ with dim 1, every owner in index order:
 In a chunk of a key run the box, corner and sphere tests (the edge search: also the shared
 ends) are computed as flags in a loop without branches first, then the closest points of the
 entries that pass (Ericson's regions and the segments' cases as selects instead of branches,
-as flags in a second such loop: the same values). The pairs are those of the kernels (each
+as flags in a second such loop: the same values), gathered over chunks and queries 256 pairs
+at a time, since a query has only a few per chunk and a vectorized loop over those would run
+mostly its scalar remainder. The pairs are those of the kernels (each
 owner's slots are sorted afterwards, so the order of the pushes does not matter). Also native:
 ``pt_movers_all`` (a partial update's moving vertices against the triangles that did not move),
 ``grid_build_all`` (a row grid's bounds, keys and counting sort in one loop, the entries of a
@@ -173,6 +175,53 @@ const int* SE1 = SEDGE + M;
 const int* SMV = SEDGE + 2 * M;
 const R g = ((const R*)J->ptrs[18])[0] + radius;
 const R r2 = radius * radius;
+// the pairs that passed the chunk tests, of this and earlier queries (their entry, the query
+// edge, its first end and direction), taken through the closest points PENDING at a time: a
+// query's few hits per chunk would leave the vectorized loop mostly to its scalar remainder
+const int PENDING = 256;
+int pk[PENDING], pe[PENDING];
+R pp[3][PENDING], pv[3][PENDING];
+unsigned char pok[PENDING];
+int np = 0;
+auto flush = [&]() {
+  // the segments' closest points (the lower edge's as p, the other's as q; selects instead
+  // of branches: the same values), flags first in a loop the compiler vectorizes
+#pragma clang loop vectorize(enable)
+  for (int h = 0; h < np; ++h) {
+    const int k = pk[h];
+    const bool sw = ENTRIES[k] < pe[h];
+    const R* e1 = SP1 + 3 * k;
+    const R* e2 = SD + 3 * k;
+    const R pi1[3] = {pp[0][h], pp[1][h], pp[2][h]};
+    const R pd[3] = {pv[0][h], pv[1][h], pv[2][h]};
+    const R p1[3] = {sw ? e1[0] : pi1[0], sw ? e1[1] : pi1[1], sw ? e1[2] : pi1[2]};
+    const R q1[3] = {sw ? pi1[0] : e1[0], sw ? pi1[1] : e1[1], sw ? pi1[2] : e1[2]};
+    const R d1[3] = {sw ? e2[0] : pd[0], sw ? e2[1] : pd[1], sw ? e2[2] : pd[2]};
+    const R d2[3] = {sw ? pd[0] : e2[0], sw ? pd[1] : e2[1], sw ? pd[2] : e2[2]};
+    const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
+    const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
+    const R B = dot3(d1, d2);
+    const R den = A * E - B * B;
+    const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), R(0), R(1))
+                                         : R(0);
+    R t = safe_div(B * s0 + F, E);
+    const R s = t < R(0) ? clampr(safe_div(-C, A), R(0), R(1))
+                         : (t > R(1) ? clampr(safe_div(B - C, A), R(0), R(1)) : s0);
+    t = clampr(t, R(0), R(1));
+    const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
+                    (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
+                    (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
+    pok[h] = !(dot3(d, d) >= r2);
+  }
+  for (int h = 0; h < np; ++h) {
+    if (!pok[h]) continue;
+    const int i = pe[h], j = ENTRIES[pk[h]];
+    const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
+    if (listed(lo_e, hi_e)) continue;
+    push(lo_e, hi_e);
+  }
+  np = 0;
+};
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
      b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
 const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
@@ -224,49 +273,20 @@ __BUCKET_RUNS__      // the tests of a chunk of the run without branches (their 
         hit[nh] = b0 + q;
         nh += okf[q];
       }
-      // the segments' closest points (the lower edge's as p, the other's as q; selects
-      // instead of branches: the same values), flags first in a loop the compiler vectorizes
-#pragma clang loop vectorize(enable)
       for (int h = 0; h < nh; ++h) {
-        const int k = hit[h];
-        const bool sw = ENTRIES[k] < i;
-        const R* e1 = SP1 + 3 * k;
-        const R* e2 = SD + 3 * k;
-        const R p1[3] = {sw ? e1[0] : pi1[0], sw ? e1[1] : pi1[1], sw ? e1[2] : pi1[2]};
-        const R q1[3] = {sw ? pi1[0] : e1[0], sw ? pi1[1] : e1[1], sw ? pi1[2] : e1[2]};
-        const R d1[3] = {sw ? e2[0] : pd[0], sw ? e2[1] : pd[1], sw ? e2[2] : pd[2]};
-        const R d2[3] = {sw ? pd[0] : e2[0], sw ? pd[1] : e2[1], sw ? pd[2] : e2[2]};
-        const R rr[3] = {p1[0] - q1[0], p1[1] - q1[1], p1[2] - q1[2]};
-        const R A = dot3(d1, d1), E = dot3(d2, d2), F = dot3(d2, rr), C = dot3(d1, rr);
-        const R B = dot3(d1, d2);
-        const R den = A * E - B * B;
-        const R s0 = den > R(1e-12) * A * E ? clampr(safe_div(B * F - C * E, den), R(0), R(1))
-                                             : R(0);
-        R t = safe_div(B * s0 + F, E);
-        const R s = t < R(0) ? clampr(safe_div(-C, A), R(0), R(1))
-                             : (t > R(1) ? clampr(safe_div(B - C, A), R(0), R(1)) : s0);
-        t = clampr(t, R(0), R(1));
-        const R d[3] = {(p1[0] + d1[0] * s) - (q1[0] + d2[0] * t),
-                        (p1[1] + d1[1] * s) - (q1[1] + d2[1] * t),
-                        (p1[2] + d1[2] * s) - (q1[2] + d2[2] * t)};
-        okf[h] = !(dot3(d, d) >= r2);
+        pk[np + h] = hit[h];
+        pe[np + h] = i;
       }
-      int nk2 = 0;
-      for (int h = 0; h < nh; ++h) {
-        near[nk2] = ENTRIES[hit[h]];
-        nk2 += okf[h];
-      }
-      for (int h = 0; h < nk2; ++h) {
-        const int j = near[h];
-        const int lo_e = i < j ? i : j, hi_e = i < j ? j : i;
-        if (listed(lo_e, hi_e)) continue;
-        push(lo_e, hi_e);
-      }
+      for (int a = 0; a < 3; ++a)
+        for (int h = 0; h < nh; ++h) { pp[a][np + h] = pi1[a]; pv[a][np + h] = pd[a]; }
+      np += nh;
+      if (np > PENDING - CHUNK) flush();
       }
     }
   }
 }
 }
+flush();
 """
 
 # The cells a box [lo, hi] covers across the sweep axis (u, w) and its run of buckets along
@@ -442,6 +462,37 @@ _PT = r"""
 const int* TRIS = (const int*)J->ptrs[13];
 const R* SPOS = (const R*)J->ptrs[14];
 const R third = R(1.0) / R(3.0);
+// the pairs that passed the chunk tests, of this and earlier queries (their entry, the query
+// triangle, its corners, edges and their dot products), taken through the closest points
+// PENDING at a time (as the edge search's)
+const int PENDING = 256;
+int pk[PENDING], pe[PENDING];
+R pq[18][PENDING];
+unsigned char pok[PENDING];
+int np = 0;
+const R rr2 = radius * radius;
+auto flush = [&]() {
+  // the closest points of those as flags (a loop without branches, vectorized), then the rest
+  // exclusions and the pushes of those near enough
+#pragma clang loop vectorize(enable)
+  for (int h = 0; h < np; ++h) {
+    const R* x = SPOS + 3 * pk[h];
+    const R a[3] = {pq[0][h], pq[1][h], pq[2][h]};
+    const R b[3] = {pq[3][h], pq[4][h], pq[5][h]};
+    const R c[3] = {pq[6][h], pq[7][h], pq[8][h]};
+    const R ab[3] = {pq[9][h], pq[10][h], pq[11][h]};
+    const R ac[3] = {pq[12][h], pq[13][h], pq[14][h]};
+    const R aa = pq[15][h], cc = pq[16][h], bc_ = pq[17][h];
+__PT_CLOSEST__    pok[h] = !(dot3(d, d) >= rr2);
+  }
+  for (int h = 0; h < np; ++h) {
+    if (!pok[h]) continue;
+    const int t = pe[h], v = ENTRIES[pk[h]];
+    if (listed(t, v)) continue;
+    push(t, v);
+  }
+  np = 0;
+};
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
      b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
 const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
@@ -489,28 +540,22 @@ __BUCKET_RUNS__      // the box, corner and sphere tests without branches (flags
         hit[nh] = b0 + q;
         nh += okf[q];
       }
-      // the closest points of those as flags (a loop without branches, vectorized), then
-      // the rest exclusions and the pushes of those near enough
-#pragma clang loop vectorize(enable)
+      const R tq[18] = {a[0], a[1], a[2], b[0], b[1], b[2], c[0], c[1], c[2],
+                        ab[0], ab[1], ab[2], ac[0], ac[1], ac[2], aa, cc, bc_};
       for (int h = 0; h < nh; ++h) {
-        const R* x = SPOS + 3 * hit[h];
-__PT_CLOSEST__        okf[h] = !(dot3(d, d) >= r2);
+        pk[np + h] = hit[h];
+        pe[np + h] = t;
       }
-      int nv = 0;
-      for (int h = 0; h < nh; ++h) {
-        near[nv] = ENTRIES[hit[h]];
-        nv += okf[h];
-      }
-      for (int h = 0; h < nv; ++h) {
-        const int v = near[h];
-        if (listed(t, v)) continue;
-        push(t, v);
-      }
+      for (int m = 0; m < 18; ++m)
+        for (int h = 0; h < nh; ++h) pq[m][np + h] = tq[m];
+      np += nh;
+      if (np > PENDING - CHUNK) flush();
       }
     }
   }
 }
 }
+flush();
 """
 
 
