@@ -112,7 +112,7 @@ _COMMON = r"""
   auto safe_div = [](R num, R den) -> R { return den != R(0) ? num / den : R(0); };
   auto clampr = [](R x, R lo, R hi) -> R { return x < lo ? lo : (x > hi ? hi : x); };
   const int CHUNK = 64;
-  int hit[64], near[64];
+  int hit[64];
   unsigned char okf[64];
 """
 
@@ -1193,7 +1193,7 @@ static void pbd_pool_ready(PbdPool& P) {
     __atomic_store_n(&P.ready, 2, __ATOMIC_RELEASE);
     return;
   }
-  while (__atomic_load_n(&P.ready, __ATOMIC_ACQUIRE) != 2) sched_yield();
+  while (__atomic_load_n(&P.ready, __ATOMIC_ACQUIRE) != 2) pbd_yield();
 }
 // ``arg``: the runs posted before the thread was started (under the mutex), so that the run
 // posted right after its start is one it takes part in, however late it first gets the mutex
