@@ -324,6 +324,34 @@ const R* SHALF = (const R*)J->ptrs[15];
 const R g = ((const R*)J->ptrs[16])[0] + radius;
 const R third = R(1.0) / R(3.0);
 const R r2 = radius * radius;
+// the pairs that passed the box, corner and sphere tests, of this and earlier vertices (the
+// triangle, the vertex; the triangle's corners, edges and their dot products and the vertex's
+// position), taken through the closest points PENDING at a time (as the triangle search's)
+const int PENDING = 256;
+int ptri[PENDING], pvtx[PENDING];
+R pq[21][PENDING];
+unsigned char pok[PENDING];
+int np = 0;
+auto flush = [&]() {
+#pragma clang loop vectorize(enable)
+  for (int h = 0; h < np; ++h) {
+    const R a[3] = {pq[0][h], pq[1][h], pq[2][h]};
+    const R b[3] = {pq[3][h], pq[4][h], pq[5][h]};
+    const R c[3] = {pq[6][h], pq[7][h], pq[8][h]};
+    const R ab[3] = {pq[9][h], pq[10][h], pq[11][h]};
+    const R ac[3] = {pq[12][h], pq[13][h], pq[14][h]};
+    const R aa = pq[15][h], cc = pq[16][h], bc_ = pq[17][h];
+    const R x[3] = {pq[18][h], pq[19][h], pq[20][h]};
+__PT_CLOSEST__    pok[h] = !(dot3(d, d) >= r2);
+  }
+  for (int h = 0; h < np; ++h) {
+    if (!pok[h]) continue;
+    const int t = ptri[h], v = pvtx[h];
+    if (listed(t, v)) continue;
+    push(t, v);
+  }
+  np = 0;
+};
 for (int b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED); b0 < J->n;
      b0 = __atomic_fetch_add(J->next, BLOCK, __ATOMIC_RELAXED)) {
 const int b1 = b0 + BLOCK < J->n ? b0 + BLOCK : J->n;
@@ -369,13 +397,21 @@ __BUCKET_RUNS__      const int len = b1 - b0;
         if (dot3(gx, gx) > reach * reach) continue;
         const R ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
         const R ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        const R aa = dot3(ab, ab), cc = dot3(ac, ac), bc_ = dot3(ab, ac);
-__PT_EXACT__      }
+        const R tq[21] = {a[0], a[1], a[2], b[0], b[1], b[2], c[0], c[1], c[2],
+                          ab[0], ab[1], ab[2], ac[0], ac[1], ac[2], dot3(ab, ab),
+                          dot3(ac, ac), dot3(ab, ac), x[0], x[1], x[2]};
+        for (int k = 0; k < 21; ++k) pq[k][np] = tq[k];
+        ptri[np] = t;
+        pvtx[np] = v;
+        ++np;
+      }
+      if (np > PENDING - CHUNK) flush();
       }
     }
   }
 }
 }
+flush();
 """
 
 #: Before the edge-edge search's threads start: each grid entry's edge ends and whether it
@@ -417,9 +453,9 @@ _EE_PRELUDE = r"""
   }
 """
 
-#: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
-#: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
-#: closest point, the rest exclusions, the push.
+#: The closest point of a triangle (corners a, b, c, edges ab, ac and their dot products aa,
+#: bc_, cc) to the point x, as ``d``, x less the closest point; without branches (the
+#: searches' pending pairs, in a loop the compiler vectorizes).
 _PT_CLOSEST = r"""        // Ericson 2005, 5.1.5: the regions in his order, as the Warp kernel, each candidate
         // computed and the first region that holds selected last (the same values)
         const R ap[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
@@ -448,14 +484,6 @@ _PT_CLOSEST = r"""        // Ericson 2005, 5.1.5: the regions in his order, as t
         const R d[3] = {x[0] - ((a[0] * bu + b[0] * bv) + c[0] * bw),
                         x[1] - ((a[1] * bu + b[1] * bv) + c[1] * bw),
                         x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
-"""
-
-#: The point-triangle pair test after the sphere test (vertex v at x, triangle t with
-#: corners a, b, c, edges ab, ac and their dot products aa, bc_, cc; radius r2 squared): the
-#: closest point, the rest exclusions, the push (one pair).
-_PT_EXACT = _PT_CLOSEST + r"""        if (dot3(d, d) >= r2) continue;
-        if (listed(t, v)) continue;
-        push(t, v);
 """
 
 _PT = r"""
@@ -1457,7 +1485,6 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
         text = text.replace("__BUCKET_RUNS__", _BUCKET_RUNS)
         text = text.replace("__RUN_IF__", run_if)
-        text = text.replace("__PT_EXACT__", _PT_EXACT)
         text = text.replace("__PT_CLOSEST__", _PT_CLOSEST)
         text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
