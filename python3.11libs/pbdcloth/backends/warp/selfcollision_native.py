@@ -335,14 +335,8 @@ int np = 0;
 auto flush = [&]() {
 #pragma clang loop vectorize(enable)
   for (int h = 0; h < np; ++h) {
-    const R a[3] = {pq[0][h], pq[1][h], pq[2][h]};
-    const R b[3] = {pq[3][h], pq[4][h], pq[5][h]};
-    const R c[3] = {pq[6][h], pq[7][h], pq[8][h]};
-    const R ab[3] = {pq[9][h], pq[10][h], pq[11][h]};
-    const R ac[3] = {pq[12][h], pq[13][h], pq[14][h]};
-    const R aa = pq[15][h], cc = pq[16][h], bc_ = pq[17][h];
     const R x[3] = {pq[18][h], pq[19][h], pq[20][h]};
-__PT_CLOSEST__    pok[h] = !(dot3(d, d) >= r2);
+__PT_PENDING__    pok[h] = !(dot3(d, d) >= r2);
   }
   for (int h = 0; h < np; ++h) {
     if (!pok[h]) continue;
@@ -486,6 +480,17 @@ _PT_CLOSEST = r"""        // Ericson 2005, 5.1.5: the regions in his order, as t
                         x[2] - ((a[2] * bu + b[2] * bv) + c[2] * bw)};
 """
 
+#: A pending point-triangle pair's triangle (rows 0-17 of ``pq`` at ``h``: corners, edges and
+#: their dot products) and its closest point to ``x`` (:data:`_PT_CLOSEST`), the same in the
+#: triangle search's and the moving vertices' pending loops.
+_PT_PENDING = r"""    const R a[3] = {pq[0][h], pq[1][h], pq[2][h]};
+    const R b[3] = {pq[3][h], pq[4][h], pq[5][h]};
+    const R c[3] = {pq[6][h], pq[7][h], pq[8][h]};
+    const R ab[3] = {pq[9][h], pq[10][h], pq[11][h]};
+    const R ac[3] = {pq[12][h], pq[13][h], pq[14][h]};
+    const R aa = pq[15][h], cc = pq[16][h], bc_ = pq[17][h];
+__PT_CLOSEST__"""
+
 _PT = r"""
 const int* TRIS = (const int*)J->ptrs[13];
 const R* SPOS = (const R*)J->ptrs[14];
@@ -505,13 +510,7 @@ auto flush = [&]() {
 #pragma clang loop vectorize(enable)
   for (int h = 0; h < np; ++h) {
     const R* x = SPOS + 3 * pk[h];
-    const R a[3] = {pq[0][h], pq[1][h], pq[2][h]};
-    const R b[3] = {pq[3][h], pq[4][h], pq[5][h]};
-    const R c[3] = {pq[6][h], pq[7][h], pq[8][h]};
-    const R ab[3] = {pq[9][h], pq[10][h], pq[11][h]};
-    const R ac[3] = {pq[12][h], pq[13][h], pq[14][h]};
-    const R aa = pq[15][h], cc = pq[16][h], bc_ = pq[17][h];
-__PT_CLOSEST__    pok[h] = !(dot3(d, d) >= rr2);
+__PT_PENDING__    pok[h] = !(dot3(d, d) >= rr2);
   }
   for (int h = 0; h < np; ++h) {
     if (!pok[h]) continue;
@@ -1485,6 +1484,7 @@ def build_native_search(precision: str = "float32") -> SimpleNamespace:
         text = _SEARCH.replace("__COMMON__", _COMMON).replace("__BODY__", body)
         text = text.replace("__BUCKET_RUNS__", _BUCKET_RUNS)
         text = text.replace("__RUN_IF__", run_if)
+        text = text.replace("__PT_PENDING__", _PT_PENDING)
         text = text.replace("__PT_CLOSEST__", _PT_CLOSEST)
         text = text.replace("__PRELUDE__", prelude)
         text = text.replace("__PTHREAD__", _PTHREAD).replace("__FAMILY__", family)
